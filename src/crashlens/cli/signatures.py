@@ -1,0 +1,82 @@
+"""`crashlens signatures list|check` and `crashlens explain ID`: the catalog, shown to a person."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..catalog import get_catalog
+
+
+@click.group("signatures")
+def signatures() -> None:
+    """Show and check the signature catalog."""
+
+
+@signatures.command("list")
+@click.option("--signatures", "extra", multiple=True, metavar="DIR", help="Extra signature directory.")
+def list_cmd(extra: tuple[str, ...]) -> None:
+    """One line per signature: id, family, priority, title."""
+    cat = get_catalog(list(extra))
+    for s in cat.signatures:
+        click.echo(f"{s.id:<32} {s.family:<10} {s.priority:>3}  {s.title}")
+    click.echo(f"{len(cat.signatures)} signatures, {len(cat.libraries)} library rules")
+
+
+@signatures.command("check")
+@click.option("--signatures", "extra", multiple=True, metavar="DIR", help="Extra signature directory.")
+@click.option("-v", "--verbose", is_flag=True, help="Show passing examples too.")
+def check_cmd(extra: tuple[str, ...], verbose: bool) -> int:
+    """Run every signature's examples and the catalog lint. Exit 1 on any failure."""
+    from ..sigcheck import check_catalog, lint
+
+    cat = get_catalog(list(extra))
+    results = check_catalog(cat)
+    problems = lint(cat)
+    failed = [r for r in results if not r.ok]
+    for r in results:
+        if verbose or not r.ok:
+            mark = "ok  " if r.ok else "FAIL"
+            click.echo(f"{mark} {r.signature} example {r.example}: {r.reason}  [{r.origin}]")
+    for p in problems:
+        click.echo(f"LINT {p}")
+    passed = len(results) - len(failed)
+    click.echo(f"{passed} passed, {len(failed) + len(problems)} failed")
+    return 1 if failed or problems else 0
+
+
+@click.command("explain")
+@click.argument("sig_id")
+@click.option("--signatures", "extra", multiple=True, metavar="DIR", help="Extra signature directory.")
+def explain(sig_id: str, extra: tuple[str, ...]) -> None:
+    """Explain one signature: what it means, why it happens, its fixes by context."""
+    from rich.console import Console
+    from rich.text import Text
+
+    cat = get_catalog(list(extra))
+    sig = cat.get(sig_id)
+    if sig is None:
+        close = [s.id for s in cat.signatures if sig_id in s.id][:5]
+        hint = f" (did you mean: {', '.join(close)}?)" if close else " (see `crashlens signatures list`)"
+        raise click.UsageError(f"no signature with id {sig_id!r}{hint}")
+    c = Console(file=sys.stdout, markup=False, highlight=False, emoji=False)
+    t = Text()
+    t.append(f"{sig.id}", style="bold")
+    t.append(f"  ({sig.family}, priority {sig.priority})\n")
+    t.append(sig.title + "\n\n", style="bold")
+    t.append("What it means\n", style="bold underline")
+    t.append(sig.summary + "\n\n")
+    if sig.why:
+        t.append("Why it happens\n", style="bold underline")
+        t.append(sig.why.strip() + "\n\n")
+    t.append("Fixes (best first; contexts in brackets)\n", style="bold underline")
+    for f in sorted(sig.fixes, key=lambda f: f.rank):
+        ctx = ",".join(sorted(f.contexts))
+        srv = f" servers={','.join(sorted(f.servers))}" if f.servers else ""
+        t.append(f"  {f.rank:>3} [{f.kind}] [{ctx}{srv}] {f.title}\n")
+        if f.safety:
+            t.append(f"        safety: {f.safety}\n", style="dim")
+    t.append(f"\nExamples: {sum(e.expect_match for e in sig.examples)} positive, "
+             f"{sum(not e.expect_match for e in sig.examples)} negative; defined in {sig.path}\n")
+    c.print(t)

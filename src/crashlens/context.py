@@ -1,0 +1,127 @@
+"""What the log says about its environment: facts from start-up lines, and each crash's compile context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .catalog import Catalog, ServerFlag, search
+from .match import Targets
+from .records import Context, CrashRecord, LogLine
+
+
+@dataclass(slots=True)
+class Facts:
+    """Facts seen so far in one source (server, versions, server arguments), first value wins."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    where: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def set(self, key: str, value: str, source: str, lineno: int) -> None:
+        if key not in self.values:
+            self.values[key] = value
+            self.where[key] = (source, lineno)
+
+    def lines(self) -> list[str]:
+        return [f"{k}={v}" for k, v in self.values.items()]
+
+
+class FactCollector:
+    """Fed every framed line; cheap substring triggers keep it off the hot path."""
+
+    def __init__(self, cat: Catalog) -> None:
+        self.cat = cat
+        self.facts = Facts()
+        self._triggers = [(r.trigger, r) for r in cat.facts]
+
+    def feed(self, line: LogLine) -> None:
+        text = line.text
+        for trig, rule in self._triggers:
+            if trig in text:
+                m = search(rule.pattern, text)
+                if not m:
+                    continue
+                groups = m.groupdict()
+                for key, val in rule.sets:
+                    value = val
+                    if val.startswith("$"):
+                        value = groups.get(val[1:]) or ""
+                    if value:
+                        self.facts.set(key, value, line.source, line.lineno)
+
+
+def parse_version(v: str) -> tuple[int, ...] | None:
+    nums = []
+    for part in v.replace("-", ".").split("."):
+        digits = ""
+        for ch in part:
+            if ch.isdigit():
+                digits += ch
+            else:
+                break
+        if digits == "":
+            break
+        nums.append(int(digits))
+        if digits != part:
+            break
+    return tuple(nums) if nums else None
+
+
+def infer_context(record: CrashRecord, t: Targets, facts: Facts, cat: Catalog) -> Context:
+    values: dict[str, object] = {}
+    evidence: list[str] = []
+    all_frames = tuple(f"{f.file}:{f.function}" for b in record.chain for f in b.frames) + t.frames
+    text = "\n".join(x for x in (record.lead or "", t.message, "\n".join(record.text)) if x)
+    fact_lines = facts.lines()
+    for rule in sorted(cat.context_rules, key=lambda r: r.priority):
+        pool = {"frames": all_frames, "text": (text,), "facts": fact_lines, "rank": (record.rank or "",)}[rule.where]
+        if any(search(p, v) for p in rule.patterns for v in pool):
+            for k, v in rule.sets:
+                values[k] = v
+            if rule.evidence:
+                evidence.append(rule.evidence)
+    fullgraph = values.get("fullgraph")
+    if fullgraph is None:
+        if record.kind == "graph_break":
+            fullgraph = False
+            evidence.append("the log shows a non-fatal graph break, so this region may break the graph")
+        elif record.kind in ("traceback", "partial") and any(
+            x.endswith("Unsupported") for x in t.exception
+        ) and "Observed" not in t.message[:200]:
+            fullgraph = True
+            evidence.append(
+                "dynamo raised Unsupported instead of breaking the graph: the region is compiled with "
+                "fullgraph=True (or error_on_graph_break)"
+            )
+    versions = tuple(sorted((k[len("version."):], v) for k, v in facts.values.items() if k.startswith("version.")))
+    for key, val in facts.values.items():
+        if key.startswith("version.") and f"version {key}" not in evidence:
+            src, ln = facts.where[key]
+            evidence.append(f"{key[len('version.'):]} {val} (from {src}:{ln})")
+    server = values.get("server") or facts.values.get("server")
+    return Context(
+        fullgraph=bool(fullgraph) if isinstance(fullgraph, bool) else None,
+        server=str(server) if server else None,
+        mode=str(values["mode"]) if values.get("mode") else None,
+        versions=versions,
+        evidence=tuple(dict.fromkeys(evidence)),
+    )
+
+
+def compile_off_flag(ctx: Context, cat: Catalog) -> str | None:
+    """How to turn the compiled path off, spelled for this server version."""
+    if not ctx.server or not ctx.mode:
+        return None
+    version = parse_version(dict(ctx.versions).get(ctx.server, "")) if ctx.versions else None
+    candidates: list[ServerFlag] = [f for f in cat.server_flags if f.server == ctx.server and f.mode == ctx.mode]
+    if version is not None:
+        for f in candidates:
+            if f.min_version is None and f.max_version is None:
+                continue
+            lo_ok = f.min_version is None or version >= f.min_version
+            hi_ok = f.max_version is None or version[: len(f.max_version)] <= f.max_version
+            if lo_ok and hi_ok:
+                return f.text
+    for f in candidates:
+        if f.min_version is None and f.max_version is None:
+            return f.text
+    return None

@@ -1,0 +1,135 @@
+"""Which frames a person can change: the traced chain of a crash and its culprit frame."""
+
+from __future__ import annotations
+
+import re
+
+from .records import CrashRecord, Frame
+
+_STDLIB = re.compile(
+    r"(?:^<frozen [\w.]+>$|^<string>$|^<[\w-]+>$"
+    r"|/lib/python3(?:\.\d+)?/(?!(?:site|dist)-packages/)[^/]+(?:/[^/]+)*$"
+    r"|/lib64/python3(?:\.\d+)?/(?!(?:site|dist)-packages/)"
+    r"|^(?:\.\.\./)?python3\.\d+/(?!(?:site|dist)-packages/))"
+)
+# torch's own machinery: a person fixing a crash does not edit these.
+_TORCH = re.compile(r"(?:^|/)(?:(?:site|dist)-packages/torch/|pytorch/torch/|torch/_(?:dynamo|inductor|subclasses|library|ops|functorch|higher_order_ops)/)")
+_PACKAGE = re.compile(r"(?:site|dist)-packages/(?P<pkg>[A-Za-z_][\w]*)")
+
+
+def is_stdlib(path: str) -> bool:
+    p = path.replace("\\", "/")
+    return bool(_STDLIB.search(p))
+
+
+def is_torch(path: str) -> bool:
+    return bool(_TORCH.search(path.replace("\\", "/")))
+
+
+def is_changeable(f: Frame) -> bool:
+    return not is_stdlib(f.file) and not is_torch(f.file)
+
+
+def package_of(path: str) -> str | None:
+    """Top-level package of a frame's file: `.../site-packages/flashinfer/jit/core.py` -> `flashinfer`."""
+    p = path.replace("\\", "/")
+    m = None
+    for m in _PACKAGE.finditer(p):
+        pass
+    if m is not None:
+        return m.group("pkg")
+    # Source checkouts: `/sgl-workspace/sglang/python/sglang/srt/...` -> the directory after `python/`,
+    # otherwise the parent directory's name.
+    parts = [x for x in p.split("/") if x and x not in (".", "..", "...")]
+    if "python" in parts[:-1]:
+        i = len(parts) - 1 - parts[::-1].index("python")
+        if i + 1 < len(parts) - 1:
+            return parts[i + 1]
+    return parts[-2] if len(parts) >= 2 else None
+
+
+def module_of(path: str) -> str | None:
+    """Dotted module for a file under site-packages (or a source checkout's package dir)."""
+    p = path.replace("\\", "/")
+    if not p.endswith(".py"):
+        return None
+    m = None
+    for m in _PACKAGE.finditer(p):
+        pass
+    if m is not None:
+        rel = p[m.start("pkg") :]
+    else:
+        pkg = package_of(p)
+        if not pkg or f"/{pkg}/" not in p:
+            return None
+        rel = p[p.rindex(f"/{pkg}/") + 1 :]
+    rel = rel[:-3]
+    if rel.endswith("/__init__"):
+        rel = rel[: -len("/__init__")]
+    return rel.replace("/", ".")
+
+
+def traced_chain(record: CrashRecord) -> tuple[Frame, ...]:
+    """The frames dynamo was tracing, outermost first.
+
+    The `from user code:` block when there is one. Otherwise the traceback frames of the headline,
+    but only when they are themselves inside the compiled region (a traceback of dynamo's internals
+    says nothing about the user's code).
+    """
+    if record.dynamo is not None and record.dynamo.user_frames:
+        return record.dynamo.user_frames
+    if record.kind == "graph_break":
+        return ()
+    if record.dynamo is not None:
+        return ()
+    for block in reversed(record.chain):
+        if block.frames:
+            return block.frames
+    return ()
+
+
+def pick_culprit(chain: tuple[Frame, ...]) -> Frame | None:
+    """The deepest frame that is neither the standard library nor torch's own machinery."""
+    for f in reversed(chain):
+        if is_changeable(f):
+            return f
+    return None
+
+
+def entry_of(chain: tuple[Frame, ...], culprit: Frame | None) -> tuple[Frame | None, Frame | None]:
+    """The outermost frame of the culprit's package in the chain, and the frame that calls it.
+
+    Wrapping that entry function (as an opaque custom op) removes every blocker below it at once.
+    """
+    if culprit is None:
+        return None, None
+    pkg = package_of(culprit.file)
+    idx = None
+    for i, f in enumerate(chain):
+        if f is culprit or (f.file == culprit.file and f.line == culprit.line):
+            idx = i
+            break
+    if idx is None:
+        return culprit, None
+    start = idx
+    while start > 0:
+        prev = chain[start - 1]
+        if is_changeable(prev) and package_of(prev.file) == pkg:
+            start -= 1
+        elif not is_changeable(prev):
+            # stdlib / polyfill frames between two frames of the same package (functools.cache wrappers)
+            j = start - 1
+            while j >= 0 and not is_changeable(chain[j]):
+                j -= 1
+            if j >= 0 and package_of(chain[j].file) == pkg:
+                start = j
+            else:
+                break
+        else:
+            break
+    caller = None
+    for j in range(start - 1, -1, -1):
+        if is_changeable(chain[j]):
+            caller = chain[j]
+            break
+    return chain[start], caller

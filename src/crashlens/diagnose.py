@@ -1,0 +1,256 @@
+"""Matches in, diagnoses out: culprit, context-aware ranked fixes, fingerprints, dedup across ranks."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
+
+from .catalog import Catalog, FixTemplate, LibraryRule, Signature
+from .context import Facts, compile_off_flag, infer_context
+from .culprit import entry_of, module_of, package_of
+from .match import Match, Targets, library_rules, match_record
+from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
+
+_VAR = re.compile(r"\{([a-z_][a-z0-9_.]*)\}")
+_VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\b\d+\b|'[^']*'|\"[^\"]*\"|/[^\s:,'\"]+")
+
+# Where a template needs a value the log does not have, it reads as prose instead.
+_FALLBACK = {
+    "culprit.where": "the library frame named in the traceback",
+    "culprit.file": "the library file in the traceback",
+    "culprit.function": "the traced function",
+    "culprit.line": "?",
+    "callee": "the call dynamo rejected",
+    "entry.function": "the library function called from the compiled region",
+    "entry.qualified": "the library function called from the compiled region",
+    "server.off_flag": "the server option that turns off compilation",
+}
+
+
+def short_path(path: str) -> str:
+    """The part of a path that is the same on every machine: from the package directory on."""
+    p = path.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        i = p.rfind(marker)
+        if i >= 0:
+            return p[i + len(marker) :]
+    parts = p.split("/")
+    pkg = package_of(p)
+    if pkg and pkg in parts[:-1]:
+        return "/".join(parts[len(parts) - 1 - parts[::-1].index(pkg) :])
+    return "/".join(parts[-3:])
+
+
+def fingerprint(sig_id: str, family: str, t: Targets, gb_type: str | None, headline: str) -> str:
+    """Same crash, same id: in another run, on another rank, under another install prefix."""
+    if t.culprit is not None:
+        where = f"{short_path(t.culprit.file)}:{t.culprit.function}"
+    else:
+        where = _VOLATILE.sub("#", headline)[:200]
+    key = "|".join((family, sig_id, _VOLATILE.sub("#", t.callee), where, _VOLATILE.sub("#", gb_type or "")))
+    return hashlib.sha1(key.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _vars(t: Targets, fields: dict[str, str], ctx: Context, cat: Catalog) -> dict[str, str]:
+    v: dict[str, str] = {k: str(x) for k, x in fields.items()}
+    c = t.culprit
+    if c is not None:
+        v["culprit.file"] = c.file
+        v["culprit.short"] = short_path(c.file)
+        v["culprit.line"] = str(c.line)
+        v["culprit.function"] = c.function
+        v["culprit.where"] = f"{short_path(c.file)}:{c.line} in {c.function}"
+        if c.source:
+            v["culprit.source"] = c.source
+        pkg = package_of(c.file)
+        if pkg:
+            v["library"] = pkg
+    entry, caller = entry_of(t.chain, c)
+    if entry is not None and caller is not None:
+        v["entry.function"] = entry.function
+        v["entry.file"] = entry.file
+        v["entry.short"] = short_path(entry.file)
+        v["entry.line"] = str(entry.line)
+        mod = module_of(entry.file)
+        v["entry.qualified"] = f"{mod}.{entry.function}" if mod else entry.function
+        v["caller.file"] = caller.file
+        v["caller.line"] = str(caller.line)
+        v["caller.function"] = caller.function
+        v["caller.where"] = f"{short_path(caller.file)}:{caller.line} in {caller.function}"
+        if caller.source:
+            v["caller.source"] = caller.source
+    if t.callee:
+        v["callee"] = t.callee
+    if ctx.server:
+        v["server.name"] = ctx.server
+    flag = compile_off_flag(ctx, cat)
+    if flag:
+        v["server.off_flag"] = flag
+    for name, ver in ctx.versions:
+        v[f"version.{name}"] = ver
+    return v
+
+
+def render_template(text: str, values: dict[str, str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1)
+        return values.get(key, _FALLBACK.get(key, m.group(0)))
+
+    return _VAR.sub(sub, text)
+
+
+def _applies(f: FixTemplate, ctx: Context) -> bool:
+    key = "unknown" if ctx.fullgraph is None else ("fullgraph" if ctx.fullgraph else "graph-break")
+    if key not in f.contexts:
+        return False
+    if f.servers:
+        if (ctx.server or "none") not in f.servers:
+            return False
+    if f.modes and (ctx.mode or "none") not in f.modes:
+        return False
+    return True
+
+
+def _render_fixes(
+    templates: Iterable[tuple[FixTemplate, str]], values: dict[str, str], ctx: Context
+) -> list[Fix]:
+    fixes: list[Fix] = []
+    seen_titles: set[str] = set()
+    for tmpl, origin in sorted(templates, key=lambda x: x[0].rank):
+        if not _applies(tmpl, ctx):
+            continue
+        if any(r not in values for r in tmpl.requires):
+            continue
+        title = render_template(tmpl.title, values)
+        if title in seen_titles:
+            continue
+        seen_titles.add(title)
+        line_s = render_template(tmpl.line, values) if tmpl.line else None
+        fixes.append(
+            Fix(
+                rank=tmpl.rank,
+                kind=tmpl.kind,
+                title=title,
+                detail=render_template(tmpl.detail, values).strip(),
+                file=render_template(tmpl.file, values) if tmpl.file and tmpl.file.strip("{}") in values or (
+                    tmpl.file and "{" not in tmpl.file) else None,
+                line=int(line_s) if line_s and line_s.isdigit() else None,
+                safety=tmpl.safety,
+                source=origin,
+            )
+        )
+    return [replace(f, rank=i) for i, f in enumerate(fixes, 1)]
+
+
+def diagnose(
+    record: CrashRecord,
+    cat: Catalog,
+    facts: Facts,
+    next_blockers: Callable[[Frame], list[dict[str, Any]]] | None = None,
+) -> Diagnosis | None:
+    m, t = match_record(record, cat)
+    if m is None:
+        return None
+    return build(record, m, t, cat, facts, next_blockers)
+
+
+def build(
+    record: CrashRecord,
+    m: Match,
+    t: Targets,
+    cat: Catalog,
+    facts: Facts,
+    next_blockers: Callable[[Frame], list[dict[str, Any]]] | None = None,
+) -> Diagnosis:
+    sig: Signature = m.signature
+    ctx = infer_context(record, t, facts, cat)
+    values = _vars(t, m.fields, ctx, cat)
+    libs: list[LibraryRule] = library_rules(t, sig, cat) if sig.family == "dynamo" else []
+    templates: list[tuple[FixTemplate, str]] = []
+    lib_kinds: set[str] = set()
+    for rule in libs:
+        for f in rule.fixes:
+            templates.append((f, rule.id))
+            if _applies(f, ctx):
+                lib_kinds.add(f.kind)
+    for f in sig.fixes:
+        # A library's own fix of the same kind (its custom op, its release) replaces the generic one.
+        if f.kind in lib_kinds and f.kind in ("custom-op", "upgrade"):
+            continue
+        templates.append((f, sig.id))
+    fixes = _render_fixes(templates, values, ctx)
+    warnings = [render_template(n, values) for rule in libs for n in rule.next]
+    warnings += [render_template(n, values) for n in sig.next]
+    headline = record.headline
+    exception = (headline.type, headline.message.split("\n", 1)[0]) if headline and (headline.type or headline.message) else None
+    confidence = sig.confidence * (m.score / 100.0 if not m.exact else 1.0)
+    if not record.complete:
+        confidence *= 0.9
+    if m.exact and libs:
+        confidence = min(1.0, confidence + 0.03)
+    gb_type = record.dynamo.gb_type if record.dynamo else None
+    fp = fingerprint(sig.id, sig.family, t, gb_type, exception[1] if exception else "")
+    nxt: list[dict[str, Any]] = []
+    if next_blockers is not None and t.culprit is not None:
+        try:
+            nxt = next_blockers(t.culprit)
+        except Exception:  # noqa: BLE001 - optional enrichment must never break a diagnosis
+            nxt = []
+    return Diagnosis(
+        id=fp,
+        family=sig.family,
+        signature=sig.id,
+        title=render_template(sig.title, values),
+        summary=render_template(sig.summary, values),
+        confidence=round(confidence, 3),
+        fatal=record.kind in ("traceback", "partial"),
+        exception=exception,
+        culprit=t.culprit,
+        callee=t.callee or None,
+        chain=t.chain,
+        context=ctx,
+        occurrences=(Occurrence(record.source, record.start_line, record.rank),),
+        fixes=tuple(fixes),
+        why=render_template(sig.why, values),
+        near_match=None if m.exact else round(m.score, 1),
+        gb_id=(record.dynamo.gb_id if record.dynamo else None),
+        next=tuple(nxt),
+        warnings=tuple(dict.fromkeys(w for w in warnings if w)),
+        fields=tuple(sorted(m.fields.items())),
+    )
+
+
+def _richness(d: Diagnosis) -> tuple[int, int, int, int]:
+    return (
+        int(d.exception is not None and bool(d.exception[0])),
+        len(d.chain),
+        int(d.culprit is not None),
+        len(d.fixes),
+    )
+
+
+def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
+    """One diagnosis per distinct crash, with every occurrence (rank, file, line) kept."""
+    by_id: dict[str, Diagnosis] = {}
+    order: list[str] = []
+    for d in diagnoses:
+        cur = by_id.get(d.id)
+        if cur is None:
+            by_id[d.id] = d
+            order.append(d.id)
+            continue
+        best = d if _richness(d) > _richness(cur) else cur
+        occ = tuple(dict.fromkeys(cur.occurrences + d.occurrences))
+        ctx = best.context
+        if ctx.fullgraph is None:
+            other = cur if best is d else d
+            if other.context.fullgraph is not None:
+                ctx = other.context
+        by_id[d.id] = replace(best, occurrences=occ, context=ctx, fatal=cur.fatal or d.fatal)
+    out = [by_id[i] for i in order]
+    first = {i: n for n, i in enumerate(order)}
+    out.sort(key=lambda d: (not d.fatal, -d.confidence, first[d.id]))
+    return out

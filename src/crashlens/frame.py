@@ -1,0 +1,136 @@
+"""Text lines in, LogLines out: ANSI and control characters stripped, server/torch log prefixes parsed off."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from .records import LogLine
+
+_ANSI = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL/ST
+    r"|\x1b\[[0-9;?<=>]*[ -/]*[@-~]"  # CSI
+    r"|\x1b[@-Z\\-_]"  # two-byte escapes
+    r"|[\x00-\x08\x0b-\x1f\x7f]"  # other C0 controls (tab kept)
+)
+
+# Each prefix is tried in turn, repeatedly, so stacked prefixes (docker timestamp, Ray tag, vLLM tag,
+# vLLM level, torch.distributed rank, glog) all come off.
+_DOCKER_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
+_VIEWER_PIPE = re.compile(r" {0,4}\| ")
+_RAY = re.compile(r"\((?P<proc>[^()]*?), rank=(?P<rank>\d+), pid=\d+(?:, ip=[\w.:]+)?\) ")
+_VLLM_TAG = re.compile(r" ?\((?P<proc>[A-Za-z][\w ]*?(?: rank=\d+)?|[A-Za-z][\w]*) pid=\d+\) ?")
+_VLLM_LEVEL = re.compile(
+    r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
+    r"(?:\[[^\]]+?:\d+\] ?|[\w.]+:\d+\] ?)"
+)
+_SGLANG = re.compile(
+    r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?P<ranks>(?: (?:DP|PP|ATTN_CP|ATTN_DP|MOE_DP|CP|TP|EP)\d+)*)\] ?"
+)
+_TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\]:")
+_GLOG = re.compile(
+    r"(?P<level>[VIWEC])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\s\]]+:\d+\](?: |$)"
+    r"(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
+)
+_PYLOG_OLD = re.compile(  # torch 2.1-2.2 graph-break logger
+    r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
+    r"\[(?P<level>[A-Z]+)\] ?"
+)
+
+_GLOG_LEVELS = {"V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "CRITICAL"}
+
+
+def strip_controls(text: str) -> str:
+    if "\x1b" not in text and not any(c < " " and c != "\t" for c in text):
+        return text
+    return _ANSI.sub("", text)
+
+
+def _rank_from_proc(proc: str) -> str:
+    proc = proc.strip()
+    return proc
+
+
+def frame_line(source: str, lineno: int, raw: str) -> LogLine:
+    text = strip_controls(raw)
+    rank: str | None = None
+    level: str | None = None
+    artifact: str | None = None
+    prefixed = False
+    record_start = False
+    changed = True
+    while changed and text:
+        changed = False
+        c0 = text[0]
+        if c0.isdigit():
+            m = _DOCKER_TS.match(text)
+            if m:
+                text = text[m.end() :]
+                changed = True
+                continue
+        if c0 in " (":
+            m = _RAY.match(text)
+            if m:
+                rank = rank or f"rank{m.group('rank')}"
+                text = text[m.end() :]
+                prefixed = changed = True
+                continue
+            m = _VLLM_TAG.match(text)
+            if m:
+                rank = _rank_from_proc(m.group("proc"))
+                text = text[m.end() :]
+                prefixed = changed = True
+                continue
+            if c0 == " ":
+                m = _VIEWER_PIPE.match(text)
+                if m:
+                    text = text[m.end() :]
+                    changed = True
+                    continue
+        if c0 in "DIWEC":
+            m = _VLLM_LEVEL.match(text)
+            if m:
+                level = m.group("level")
+                text = text[m.end() :]
+                prefixed = changed = True
+                continue
+        if c0 in "VIWEC":
+            m = _GLOG.match(text)
+            if m:
+                level = _GLOG_LEVELS[m.group("level")]
+                artifact = m.group("artifact") or artifact
+                text = text[m.end() :]
+                prefixed = changed = True
+                continue
+        if c0 == "[":
+            m = _SGLANG.match(text)
+            if m:
+                ranks = m.group("ranks").strip()
+                if ranks:
+                    rank = ranks
+                text = text[m.end() :]
+                prefixed = changed = record_start = True
+                continue
+            m = _TORCH_RANK.match(text)
+            if m:
+                rank = rank or f"rank{m.group('rank')}"
+                text = text[m.end() :]
+                prefixed = changed = True
+                continue
+            m = _PYLOG_OLD.match(text)
+            if m:
+                level = m.group("level")
+                artifact = m.group("artifact") or artifact
+                text = text[m.end() :]
+                prefixed = changed = True
+                continue
+        if c0 == "|":
+            if text.startswith("| "):
+                text = text[2:]
+                changed = True
+    return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start)
+
+
+def frame_lines(source: str, lines: Iterable[str], start: int = 1) -> Iterator[LogLine]:
+    for i, raw in enumerate(lines, start):
+        yield frame_line(source, i, raw)

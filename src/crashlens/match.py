@@ -1,0 +1,200 @@
+"""Crash records in, signature matches out: regex rules first, fuzzy nearest signature as a fallback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .catalog import Catalog, LibraryRule, Matcher, Signature, search
+from .culprit import pick_culprit, traced_chain
+from .records import CrashRecord, Frame
+
+FUZZY_THRESHOLD = 72.0
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    signature: Signature
+    fields: dict[str, str]
+    exact: bool
+    score: float  # 100 for an exact match, the fuzzy score otherwise
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """The parts of a record that catalog patterns look at, computed once per record."""
+
+    exception: tuple[str, ...]
+    message: str
+    gb: str
+    callee: str
+    frames: tuple[str, ...]
+    culprit_source: str
+    kind: str
+    lead: str
+    text: str
+    dynamo: bool
+    fatal: bool
+    chain: tuple[Frame, ...]
+    culprit: Frame | None
+
+
+def is_dynamo(record: CrashRecord) -> bool:
+    return record.dynamo is not None or record.kind == "graph_break"
+
+
+def is_fatal(record: CrashRecord) -> bool:
+    return record.kind in ("traceback", "partial")
+
+
+def targets(record: CrashRecord, cat: Catalog) -> Targets:
+    parts: list[str] = []
+    if record.lead:
+        parts.append(record.lead)
+    for b in record.chain:
+        if b.type:
+            parts.append(b.type + (": " + b.message if b.message else ""))
+        elif b.message:
+            parts.append(b.message)
+    d = record.dynamo
+    gb = ""
+    if d is not None:
+        if d.explanation:
+            parts.append(d.explanation)
+        if d.debug_context:
+            parts.append(d.debug_context)
+        gb = d.gb_id or ""
+    message = "\n".join(parts)
+    callee = ""
+    for pat in cat.callee_patterns:
+        m = search(pat, message)
+        if m:
+            callee = _callee_from(m.groupdict())
+            if callee:
+                break
+    chain = traced_chain(record)
+    culprit = pick_culprit(chain)
+    frames = tuple(f"{f.file}:{f.function}" for f in chain) or tuple(
+        f"{f.file}:{f.function}" for b in record.chain for f in b.frames
+    )
+    return Targets(
+        exception=tuple(b.type for b in record.chain) or ("",),
+        message=message,
+        gb=gb,
+        callee=callee,
+        frames=frames,
+        culprit_source=(culprit.source or "") if culprit else (chain[-1].source or "" if chain else ""),
+        kind=record.kind,
+        lead=record.lead or "",
+        text="\n".join(record.text),
+        dynamo=is_dynamo(record),
+        fatal=is_fatal(record),
+        chain=chain,
+        culprit=culprit,
+    )
+
+
+def _callee_from(g: dict[str, str | None]) -> str:
+    if g.get("module") and g.get("qualname"):
+        mod = g["module"] or ""
+        q = g["qualname"] or ""
+        return q if mod.startswith("<") else f"{mod}.{q}"
+    if g.get("cls") and g.get("method"):
+        return f"{g['cls']}.{g['method']}"
+    for k in ("callee", "callee2"):
+        v = g.get(k)
+        if v:
+            return v.strip().rstrip(".")
+    return ""
+
+
+def _field_values(t: Targets, key: str) -> tuple[str, ...]:
+    if key == "exception":
+        return t.exception
+    if key == "frames":
+        return t.frames
+    if key in ("message", "not_message"):
+        return (t.message,)
+    return (str(getattr(t, key)),)
+
+
+def matcher_holds(m: Matcher, t: Targets) -> bool:
+    if m.dynamo is not None and m.dynamo != t.dynamo:
+        return False
+    if m.fatal is not None and m.fatal != t.fatal:
+        return False
+    for key, pats in m.rules:
+        values = _field_values(t, key)
+        hit = any(search(p, v) for p in pats for v in values)
+        if key == "not_message":
+            if hit:
+                return False
+        elif not hit:
+            return False
+    return True
+
+
+def _extract(sig: Signature, t: Targets) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    if t.callee:
+        fields["callee"] = t.callee
+    for pat in sig.extract:
+        for v in (t.message, t.culprit_source, t.text):
+            m = search(pat, v)
+            if m:
+                for k, val in m.groupdict().items():
+                    if val and k not in fields:
+                        fields[k] = val.strip()
+                break
+    return fields
+
+
+def match_record(record: CrashRecord, cat: Catalog) -> tuple[Match | None, Targets]:
+    t = targets(record, cat)
+    fallbacks: list[Signature] = []
+    for sig in cat.signatures:
+        if "fallback" in sig.tags:
+            fallbacks.append(sig)
+            continue
+        if matcher_holds(sig.matcher, t):
+            return Match(sig, _extract(sig, t), True, 100.0), t
+    near = fuzzy_nearest(t, [s for s in cat.signatures if "fallback" not in s.tags and s.family == "dynamo"])
+    if near is not None and t.dynamo:
+        sig, score = near
+        return Match(sig, _extract(sig, t), False, score), t
+    for sig in fallbacks:
+        if matcher_holds(sig.matcher, t):
+            return Match(sig, _extract(sig, t), True, 100.0), t
+    return None, t
+
+
+def fuzzy_nearest(t: Targets, sigs: list[Signature]) -> tuple[Signature, float] | None:
+    """The closest signature by message and callee, when wording drifted between torch versions."""
+    query = " ".join(x for x in (t.message.split("\n", 2)[-1][:400] if t.message else "", t.callee) if x)
+    if not query.strip() or not sigs:
+        return None
+    from rapidfuzz import fuzz, process, utils
+
+    choices = {s.id: s.fuzzy_text for s in sigs}
+    best = process.extractOne(query, choices, scorer=fuzz.token_set_ratio, processor=utils.default_process)
+    if best is None:
+        return None
+    _text, score, sig_id = best
+    if score < FUZZY_THRESHOLD:
+        return None
+    return next(s for s in sigs if s.id == sig_id), float(score)
+
+
+def library_rules(t: Targets, sig: Signature | None, cat: Catalog) -> list[LibraryRule]:
+    out = []
+    for rule in cat.libraries:
+        if rule.signatures and (sig is None or sig.id not in rule.signatures):
+            continue
+        if matcher_holds(rule.matcher, t):
+            out.append(rule)
+    return out
+
+
+def example_fields(sig: Signature, record: CrashRecord, cat: Catalog) -> dict[str, Any]:
+    m, t = match_record(record, cat)
+    return {"matched": m.signature.id if m else None, "fields": m.fields if m else {}, "callee": t.callee}

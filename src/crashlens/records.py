@@ -1,0 +1,170 @@
+"""Plain records that flow between the pipeline stages (lines, crash records, diagnoses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One logical log line after framing: prefix removed, ANSI stripped."""
+
+    source: str
+    lineno: int  # 1-based position in the source
+    text: str
+    rank: str | None = None  # "TP3", "Worker_TP1", "rank4", ... None when the line carried no rank
+    prefixed: bool = False  # the line started a log record (server/glog prefix seen)
+    level: str | None = None  # ERROR/WARNING/... when the prefix said so
+    artifact: str | None = None  # torch logging artifact, e.g. "graph_breaks"
+    record_start: bool = False  # the prefix is printed once per record (SGLang), so this line starts one
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+    source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "function": self.function}
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line} in {self.function}"
+
+
+@dataclass(frozen=True, slots=True)
+class ExceptionBlock:
+    """One exception of a (possibly chained) traceback, as printed."""
+
+    type: str  # "torch._dynamo.exc.Unsupported"; "" when only the message survived
+    message: str  # the whole message (first line plus continuation), without dynamo sections
+    frames: tuple[Frame, ...] = ()  # traceback frames, outermost first
+    cause_link: str | None = None  # "cause" / "context": how the NEXT block relates to this one
+
+
+@dataclass(frozen=True, slots=True)
+class DynamoReport:
+    """The dynamo-specific parts of a failure report, whatever era printed them."""
+
+    gb_type: str | None = None
+    explanation: str | None = None
+    hints: tuple[str, ...] = ()
+    debug_context: str | None = None
+    gb_id: str | None = None  # "GB0007"
+    user_frames: tuple[Frame, ...] = ()  # "from user code:" / "User code traceback:", outermost first
+    trailer: bool = False  # the "Set TORCHDYNAMO_VERBOSE=1 ..." / "You can suppress ..." lines were seen
+
+
+@dataclass(frozen=True, slots=True)
+class CrashRecord:
+    """A crash (or graph break / warning) found in the log, before any library knowledge is applied."""
+
+    kind: str  # "traceback" | "graph_break" | "warning" | "partial"
+    source: str
+    start_line: int
+    end_line: int
+    rank: str | None
+    chain: tuple[ExceptionBlock, ...] = ()  # printed order; the last one is the headline
+    dynamo: DynamoReport | None = None
+    lead: str | None = None  # text on the record-start line before the exception (e.g. "Scheduler hit an exception")
+    complete: bool = True  # False when the log ended (or was cut) in the middle of the record
+    text: tuple[str, ...] = ()  # the record's lines (bounded), for signature matching and fuzzy fallback
+
+    @property
+    def headline(self) -> ExceptionBlock | None:
+        return self.chain[-1] if self.chain else None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextFact:
+    """Something the log says about the environment: server, versions, server arguments."""
+
+    key: str  # "server", "version.sglang", "arg.enable_torch_compile", ...
+    value: str
+    source: str
+    lineno: int
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    source: str
+    line: int
+    rank: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "line": self.line, "rank": self.rank}
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    rank: int
+    kind: str  # custom-op, decorate, precompute, config, flag, upgrade, workaround, report
+    title: str
+    detail: str
+    file: str | None = None
+    line: int | None = None
+    safety: str = ""
+    source: str = ""  # signature or library rule that contributed it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "kind": self.kind,
+            "title": self.title,
+            "detail": self.detail,
+            "file": self.file,
+            "line": self.line,
+            "safety": self.safety,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    fullgraph: bool | None = None
+    server: str | None = None  # "sglang" | "vllm" | None
+    mode: str | None = None  # "sglang-pcg", "sglang-torch-compile", "vllm-compile", "torch.compile", ...
+    versions: tuple[tuple[str, str], ...] = ()
+    evidence: tuple[str, ...] = ()  # why we believe the above, for a person
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fullgraph": self.fullgraph,
+            "server": self.server,
+            "mode": self.mode,
+            "versions": dict(self.versions),
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    id: str
+    family: str
+    signature: str | None
+    title: str
+    summary: str
+    confidence: float
+    fatal: bool
+    exception: tuple[str, str] | None  # (type, message)
+    culprit: Frame | None
+    callee: str | None
+    chain: tuple[Frame, ...]
+    context: Context
+    occurrences: tuple[Occurrence, ...]
+    fixes: tuple[Fix, ...]
+    why: str = ""
+    near_match: float | None = None  # fuzzy score when the signature was a near match
+    gb_id: str | None = None
+    next: tuple[dict[str, Any], ...] = ()  # blockers further down the same chain
+    warnings: tuple[str, ...] = ()  # "next failure waiting" notes from the catalog
+    fields: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def ranks(self) -> list[str]:
+        seen: list[str] = []
+        for occ in self.occurrences:
+            if occ.rank and occ.rank not in seen:
+                seen.append(occ.rank)
+        return seen

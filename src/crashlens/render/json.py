@@ -1,0 +1,57 @@
+"""The crashlens/v1 JSON document: a public contract (see README, "JSON output")."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import __version__
+from ..pipeline import ScanResult
+from ..records import Diagnosis
+
+SCHEMA = "crashlens/v1"
+
+
+def diagnosis_json(d: Diagnosis) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "family": d.family,
+        "signature": d.signature,
+        "title": d.title,
+        "summary": d.summary,
+        "confidence": d.confidence,
+        "fatal": d.fatal,
+        "exception": {"type": d.exception[0], "message": d.exception[1]} if d.exception else None,
+        "culprit": d.culprit.to_json() if d.culprit else None,
+        "culprit_source": d.culprit.source if d.culprit else None,
+        "callee": d.callee,
+        "chain": [f.to_json() for f in d.chain],
+        "context": d.context.to_json(),
+        "occurrences": [o.to_json() for o in d.occurrences],
+        "ranks": d.ranks,
+        "fixes": [f.to_json() for f in d.fixes],
+        "why": d.why,
+        "near_match": d.near_match,
+        "gb_id": d.gb_id,
+        "warnings": list(d.warnings),
+        "next": list(d.next),
+    }
+
+
+def document(result: ScanResult) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "crashlens_version": __version__,
+        "sources": [{"name": n, "lines": c} for n, c in result.sources],
+        "diagnoses": [diagnosis_json(d) for d in result.diagnoses],
+    }
+
+
+def render(result: ScanResult) -> str:
+    return json.dumps(document(result), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_line(d: Diagnosis) -> str:
+    """One diagnosis as a single JSON line (jsonl streams, --exec payloads)."""
+    doc = {"schema": SCHEMA, "crashlens_version": __version__, "diagnosis": diagnosis_json(d)}
+    return json.dumps(doc, ensure_ascii=False)

@@ -1,0 +1,148 @@
+"""Terminal output: one panel per distinct crash, built from rich Text so log text is never markup."""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+from ..diagnose import short_path
+from ..pipeline import ScanResult
+from ..records import Diagnosis, Frame
+
+MAX_CHAIN_SHOWN = 8
+
+
+def _frame(f: Frame) -> str:
+    return f"{short_path(f.file)}:{f.line} in {f.function}"
+
+
+def _chain_text(chain: tuple[Frame, ...]) -> list[str]:
+    if len(chain) <= MAX_CHAIN_SHOWN:
+        shown = list(chain)
+        skipped = 0
+    else:
+        shown = list(chain[:2]) + list(chain[-(MAX_CHAIN_SHOWN - 2) :])
+        skipped = len(chain) - len(shown)
+    out = []
+    for i, f in enumerate(shown):
+        if skipped and i == 2:
+            out.append(f"… {skipped} more frames …")
+        out.append(_frame(f))
+    return out
+
+
+def _via(d: Diagnosis) -> str | None:
+    """The call as written at the culprit, and the statement below it that dynamo rejected."""
+    if d.culprit is None:
+        return None
+    idx = next((i for i, f in enumerate(d.chain) if f == d.culprit), None)
+    parts = []
+    if d.culprit.source:
+        parts.append(d.culprit.source)
+    if idx is not None and idx + 1 < len(d.chain):
+        inner = d.chain[-1]
+        if inner.source and inner.source not in parts:
+            parts.append(inner.source)
+    return "  →  ".join(parts) if parts else None
+
+
+def _context_line(d: Diagnosis) -> str:
+    c = d.context
+    bits = []
+    if c.mode:
+        bits.append(c.mode)
+    elif c.server:
+        bits.append(c.server)
+    else:
+        bits.append("plain torch.compile")
+    if c.fullgraph is True:
+        bits.append("fullgraph=True: the graph cannot break")
+    elif c.fullgraph is False:
+        bits.append("graph breaks allowed")
+    else:
+        bits.append("fullgraph unknown")
+    if c.versions:
+        bits.append(", ".join(f"{k} {v}" for k, v in c.versions))
+    return " · ".join(bits)
+
+
+def _where(d: Diagnosis) -> str:
+    first = d.occurrences[0]
+    s = f"{first.source}:{first.line}"
+    ranks = d.ranks
+    if ranks:
+        s += f"  (ranks: {', '.join(ranks)})" if len(ranks) <= 8 else f"  ({len(ranks)} ranks: {', '.join(ranks[:8])}, …)"
+    if len(d.occurrences) > 1:
+        s += f"  · seen {len(d.occurrences)} times"
+    return s
+
+
+def build_panel(d: Diagnosis, n: int) -> Any:
+    from rich.panel import Panel
+    from rich.text import Text
+
+    t = Text()
+
+    def row(label: str, value: str, style: str = "") -> None:
+        t.append(f"{label:<10}", style="bold")
+        t.append(value + "\n", style=style)
+
+    t.append(d.summary + "\n\n")
+    if d.exception:
+        row("Error", f"{d.exception[0] or '(message only)'}: {d.exception[1]}".strip(": "), "red")
+    if d.culprit:
+        row("Culprit", _frame(d.culprit), "bold yellow")
+        if d.culprit.source:
+            row("", d.culprit.source, "dim")
+    if d.callee:
+        row("Callee", d.callee, "magenta")
+    via = _via(d)
+    if via:
+        row("Call", via)
+    if d.chain:
+        lines = _chain_text(d.chain)
+        row("Chain", lines[0])
+        for ln in lines[1:]:
+            row("", "→ " + ln, "dim")
+    row("Context", _context_line(d))
+    row("Log", _where(d))
+    if d.near_match is not None:
+        row("Match", f"near match (score {d.near_match:.0f}/100): wording differs from the catalog", "yellow")
+    if d.fixes:
+        t.append("\nFixes, best first:\n", style="bold green")
+        for f in d.fixes:
+            t.append(f"  {f.rank}. ", style="bold green")
+            t.append(f"[{f.kind}] ", style="green")
+            t.append(f.title + "\n", style="bold")
+            if f.file:
+                loc = short_path(f.file) + (f":{f.line}" if f.line else "")
+                t.append(f"     change: {loc}\n", style="cyan")
+            for ln in f.detail.splitlines():
+                t.append(f"     {ln}\n", style="")
+    if d.next:
+        t.append("\nNext in this chain (found statically in the installed library):\n", style="bold yellow")
+        for b in d.next:
+            t.append(f"  - {b.get('file')}:{b.get('line')} in {b.get('function')}: {b.get('call')} ({b.get('category')})\n")
+    for w in d.warnings:
+        t.append("\n! " + w + "\n", style="yellow")
+    sev = "fatal" if d.fatal else "graph break (non-fatal)"
+    title = Text(f" {n}. {d.title} ", style="bold red" if d.fatal else "bold yellow")
+    sub = Text(f" {sev} · {d.signature or d.family} · confidence {d.confidence:.2f} · id {d.id} ")
+    return Panel(t, title=title, subtitle=sub, title_align="left", subtitle_align="right",
+                 border_style="red" if d.fatal else "yellow")
+
+
+def render(result: ScanResult, file: IO[str], color: bool | None = None, width: int | None = None) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=file, highlight=False, markup=False, emoji=False, soft_wrap=False,
+                      no_color=(color is False) or None, force_terminal=color if color else None, width=width)
+    if not result.diagnoses:
+        console.print(Text(f"no crashes found in {result.total_lines} lines"))
+        return
+    fatal = sum(1 for d in result.diagnoses if d.fatal)
+    console.print(Text(
+        f"crashlens: {len(result.diagnoses)} distinct crash(es) ({fatal} fatal) in {result.total_lines} lines",
+        style="bold"))
+    for n, d in enumerate(result.diagnoses, 1):
+        console.print(build_panel(d, n))

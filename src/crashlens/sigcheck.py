@@ -1,0 +1,70 @@
+"""Catalog self-tests: every signature's examples match as marked, and a lint of the catalog itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .catalog import Catalog, Signature
+from .frame import frame_lines
+from .match import match_record
+from .traceback import extract_records
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    signature: str
+    example: int
+    ok: bool
+    reason: str
+    origin: str
+
+
+def matches_in(text: str, cat: Catalog) -> list[tuple[str | None, dict[str, str]]]:
+    out = []
+    for rec in extract_records(frame_lines("<example>", text.strip("\n").splitlines())):
+        m, _t = match_record(rec, cat)
+        out.append((m.signature.id if m else None, dict(m.fields) if m else {}))
+    return out
+
+
+def check_signature(sig: Signature, cat: Catalog) -> list[CheckResult]:
+    results = []
+    for i, ex in enumerate(sig.examples):
+        found = matches_in(ex.text, cat)
+        ids = [sid for sid, _ in found]
+        if ex.expect_match:
+            hit = next((f for sid, f in found if sid == sig.id), None)
+            if hit is None:
+                results.append(CheckResult(sig.id, i, False, f"expected a match, got {ids or 'no crash record'}", ex.origin))
+                continue
+            wrong = [f"{k}={hit.get(k)!r} (want {v!r})" for k, v in ex.fields if hit.get(k) != v]
+            results.append(CheckResult(sig.id, i, not wrong, "; ".join(wrong) or "matched", ex.origin))
+        else:
+            bad = sig.id in ids
+            results.append(CheckResult(sig.id, i, not bad, "matched but should not" if bad else "no match, as expected", ex.origin))
+    return results
+
+
+def check_catalog(cat: Catalog) -> list[CheckResult]:
+    out: list[CheckResult] = []
+    for sig in cat.signatures:
+        out.extend(check_signature(sig, cat))
+    return out
+
+
+def lint(cat: Catalog) -> list[str]:
+    """Problems that make a catalog unfit to ship (ids and patterns are already checked at load)."""
+    problems = []
+    for sig in cat.signatures:
+        pos = sum(1 for e in sig.examples if e.expect_match)
+        neg = sum(1 for e in sig.examples if not e.expect_match)
+        if pos < 1:
+            problems.append(f"{sig.path}: field 'examples': needs at least one positive example (expect = \"match\")")
+        if neg < 1:
+            problems.append(f"{sig.path}: field 'examples': needs at least one negative example (expect = \"no-match\")")
+        if not sig.fixes and sig.family == "dynamo":
+            problems.append(f"{sig.path}: field 'fixes': a dynamo signature needs at least one fix")
+        ranks = [f.rank for f in sig.fixes]
+        if len(ranks) != len(set((f.rank, f.title) for f in sig.fixes)):
+            problems.append(f"{sig.path}: field 'fixes': duplicate fix")
+    return problems

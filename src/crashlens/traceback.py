@@ -1,0 +1,719 @@
+"""LogLines in, CrashRecords out: one small state machine per rank stream, plus a router for unprefixed lines."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
+
+MAX_RECORD_LINES = 600  # text kept per record (head and tail), so a runaway record stays bounded
+MAX_FRAMES = 400
+MAX_CHAIN = 32
+
+_TB_START = re.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
+_FRAME_NOFUNC = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)\s*$')
+_CARET = re.compile(r"^\s*[\^~]+\s*$")
+_CAUSE = "The above exception was the direct cause of the following exception:"
+_CONTEXT = "During handling of the above exception, another exception occurred:"
+# An exception line inside a traceback: `pkg.mod.Type: message` or a bare `Type`.
+_EXC_IN_TB = re.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (?P<msg>.*))?)?\s*$")
+# Outside a traceback only clear exception names start a record (so `INFO: ...` never does).
+_EXC_FREE = re.compile(
+    r"^(?P<lead>[^\n]{0,120}?: )?"
+    r"(?P<type>(?:[a-z_][\w]*\.)+_?[A-Z]\w*|(?:[A-Z]\w*)?(?:Error|Unsupported|BackendCompilerFailed))"
+    r"(?::(?: (?P<msg>.*))?)?\s*$"
+)
+_DYNAMO_TYPE = re.compile(
+    r"(?:^|\.)(?:Unsupported|UserError|TorchRuntimeError|InternalTorchDynamoError|BackendCompilerFailed|"
+    r"InductorError|UncapturedHigherOrderOpError|Observed\w*|RestartAnalysis|SkipFrame|"
+    r"GuardOnDataDependentSymNode|DataDependentOutputException|UnsupportedOperatorException)$"
+)
+_EXPLANATION = re.compile(r"^\s+Explanation: ?(?P<t>.*)$")
+_HINT = re.compile(r"^\s+Hint: ?(?P<t>.*)$")
+_DEBUG_CTX = re.compile(r"^\s+Developer debug context: ?(?P<t>.*)$")
+_GB_LINK = re.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
+_GB_ID = re.compile(r"[Gg][Bb](\d{4})")
+_USER_CODE = re.compile(r"^\s*from user code:\s*$")
+_TRAILER = re.compile(
+    r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information"
+    r"|Set TORCHDYNAMO_VERBOSE=1 for the (?:internal|full Dynamo) stack trace"
+    r"|You can suppress this exception and fall back to eager by setting:)"
+)
+_TRAILER_TAIL = re.compile(r"^\s+(?:import torch\._dynamo|torch\._dynamo\.config\.suppress_errors = True)\s*$")
+_BODY_MARKERS = re.compile(
+    r"^(?:\s*Higher Order Operator:|\*\*\* While handling this graph break|Minifier script written to"
+    r"|Last frame execution written to|To execute this test, run the following command|- Root cause:)"
+)
+# SGLang's piecewise CUDA graph handler prints str(e) after this, then a fixed hint.
+_PCG_FAILED = re.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
+_PCG_HINT = re.compile(
+    r"^(?:Piecewise CUDA Graph is enabled by default|To work around this error, add|"
+    r"Please report this issue at https://github\.com/sgl-project)"
+)
+# Non-fatal dynamo logs.
+_GB_HEADER = re.compile(
+    r"^(?:Graph break(?: \((?:user stack suppressed due to duplicate graph break|details suppressed)\))?"
+    r" in user code at (?P<file>.+):(?P<line>\d+)\s*$"
+    r"|Graph break: (?P<msg>.*?) ?from user code at:\s*$"
+    r"|Unsupported break in user code at (?P<file2>.+):(?P<line2>\d+) \(details suppressed\)"
+    r"|Graph break: torch\.compile cannot properly resume from this graph break.*$)"
+)
+_GB_REASON = re.compile(r"^(?:Graph Break Reason|Reason): (?P<msg>.*)$")
+_GB_ENCOUNTERED = re.compile(r"^Encountered graph break when attempting to trace \w+: .*:\s*$")
+_GB_USER_TB = re.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
+_WONT_CONVERT = re.compile(r"^WON'T CONVERT (?P<name>\S+) (?P<file>\S+) line (?P<line>\d+)")
+_RECOMPILE = re.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
+_RECOMPILE_FN = re.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
+_GUARD_ERROR = re.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
+
+
+@dataclass(slots=True)
+class _Block:
+    type: str = ""
+    message_lines: list[str] = field(default_factory=list)
+    frames: list[Frame] = field(default_factory=list)
+    cause_link: str | None = None
+
+
+@dataclass(slots=True)
+class _Draft:
+    kind: str
+    source: str
+    start_line: int
+    rank: str | None
+    lead: str | None = None
+    blocks: list[_Block] = field(default_factory=list)
+    gb_type: str | None = None
+    explanation: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+    debug_context: list[str] = field(default_factory=list)
+    gb_id: str | None = None
+    user_frames: list[Frame] = field(default_factory=list)
+    trailer: bool = False
+    end_line: int = 0
+    head: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)
+    dropped: int = 0
+    dynamo_body: bool = False  # dynamo-only text (sections, `from user code:`) was seen
+    structured: bool = False  # 2.7+ Explanation/Hint/Developer debug context sections were seen
+    gb_artifact: bool = False  # lines came from the graph_breaks logger
+
+    def keep(self, line: LogLine) -> None:
+        self.end_line = line.lineno
+        half = MAX_RECORD_LINES // 2
+        if len(self.head) < half:
+            self.head.append(line.text)
+        else:
+            self.tail.append(line.text)
+            if len(self.tail) > half:
+                self.tail.pop(0)
+                self.dropped += 1
+
+    def block(self) -> _Block:
+        if not self.blocks:
+            self.blocks.append(_Block())
+        return self.blocks[-1]
+
+    def new_block(self, link: str | None = None) -> _Block:
+        if self.blocks and link:
+            self.blocks[-1].cause_link = link
+        if len(self.blocks) >= MAX_CHAIN:
+            self.blocks.pop(0)
+        self.blocks.append(_Block())
+        return self.blocks[-1]
+
+    def finish(self, complete: bool) -> CrashRecord:
+        chain = tuple(
+            ExceptionBlock(
+                b.type,
+                "\n".join(b.message_lines).strip(),
+                tuple(b.frames),
+                b.cause_link,
+            )
+            for b in self.blocks
+            if b.type or b.message_lines or b.frames
+        )
+        dynamo = None
+        if self.dynamo_body or self.user_frames or self.trailer or any(_DYNAMO_TYPE.search(b.type) for b in chain):
+            dynamo = DynamoReport(
+                gb_type=self.gb_type,
+                explanation=" ".join(self.explanation).strip() or None,
+                hints=tuple(self.hints),
+                debug_context=" ".join(self.debug_context).strip() or None,
+                gb_id=self.gb_id,
+                user_frames=tuple(self.user_frames),
+                trailer=self.trailer,
+            )
+        text = tuple(self.head + ([f"[... {self.dropped} lines ...]"] if self.dropped else []) + self.tail)
+        return CrashRecord(
+            kind=self.kind,
+            source=self.source,
+            start_line=self.start_line,
+            end_line=self.end_line or self.start_line,
+            rank=self.rank,
+            chain=chain,
+            dynamo=dynamo,
+            lead=self.lead,
+            complete=complete,
+            text=text,
+        )
+
+
+# States of one stream.
+IDLE = "idle"
+TB = "traceback"  # reading `File ...` frames of a traceback
+BODY = "body"  # after an exception line: message continuation and dynamo sections
+USER = "user"  # reading `from user code:` frames
+AFTER = "after"  # after a blank line or the trailer: the record may continue (chain) or end
+GB = "graph_break"  # a non-fatal graph-break log entry
+WARN = "warning"  # recompile limit / guard error style multi-line log entries
+
+
+class _Stream:
+    """Parses the lines of one rank into records."""
+
+    __slots__ = ("draft", "state", "last_frame_idx", "blank_run", "section", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.draft: _Draft | None = None
+        self.state = IDLE
+        self.blank_run = 0
+        self.section: str | None = None  # which dynamo section continuation lines extend
+
+    @property
+    def active(self) -> bool:
+        return self.state != IDLE
+
+    def feed(self, line: LogLine) -> list[CrashRecord]:
+        out: list[CrashRecord] = []
+        # A line can end the current record and then start another: loop until it is consumed.
+        for _ in range(3):
+            consumed = self._step(line, out)
+            if consumed:
+                break
+        return out
+
+    def close(self, complete: bool = False) -> CrashRecord | None:
+        d = self.draft
+        self.draft = None
+        self.state = IDLE
+        self.section = None
+        if d is None:
+            return None
+        # A record is complete when it reached its natural end (trailer, or an exception line of a
+        # plain traceback); end of input in the middle of frames means it was cut off.
+        return d.finish(complete)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _start(self, kind: str, line: LogLine, lead: str | None = None) -> _Draft:
+        self.draft = _Draft(kind, line.source, line.lineno, line.rank if line.rank else None, lead=lead)
+        self.blank_run = 0
+        self.section = None
+        return self.draft
+
+    def _end(self, out: list[CrashRecord], complete: bool = True) -> None:
+        rec = self.close(complete)
+        if rec is not None:
+            out.append(rec)
+
+    def _add_frame(self, frames: list[Frame], m: re.Match[str]) -> None:
+        if len(frames) >= MAX_FRAMES:
+            frames.pop(0)
+        func = m.groupdict().get("func") or "<unknown>"
+        frames.append(Frame(m.group("file"), int(m.group("line")), func))
+
+    def _add_source(self, frames: list[Frame], text: str) -> None:
+        if frames and frames[-1].source is None:
+            f = frames[-1]
+            frames[-1] = Frame(f.file, f.line, f.function, text.strip())
+
+    def _exception_line(self, d: _Draft, m: re.Match[str]) -> None:
+        b = d.block()
+        if b.type or b.message_lines:
+            b = d.new_block()
+        b.type = m.group("type")
+        msg = m.group("msg")
+        if msg is not None:
+            b.message_lines.append(msg)
+        self.state = BODY
+        self.section = "message"
+        self.blank_run = 0
+
+    def _dynamo_section(self, d: _Draft, text: str) -> bool:
+        """Explanation / Hint / debug context / link lines; True when the line was one."""
+        m = _EXPLANATION.match(text)
+        if m:
+            d.explanation.append(m.group("t"))
+            self.section = "explanation"
+            d.dynamo_body = d.structured = True
+            return True
+        m = _HINT.match(text)
+        if m:
+            d.hints.append(m.group("t"))
+            self.section = "hint"
+            d.dynamo_body = d.structured = True
+            return True
+        m = _DEBUG_CTX.match(text)
+        if m:
+            d.debug_context.append(m.group("t"))
+            self.section = "context"
+            d.dynamo_body = d.structured = True
+            return True
+        m = _GB_LINK.search(text)
+        if m:
+            g = _GB_ID.search(m.group("url"))
+            if g:
+                d.gb_id = f"GB{g.group(1)}"
+            d.dynamo_body = True
+            self.section = None
+            return True
+        return False
+
+    def _set_gb_type(self, d: _Draft) -> None:
+        """The exception message's first line is the gb_type in the structured (2.7+) format."""
+        if d.gb_type is None and d.structured and d.blocks:
+            for b in reversed(d.blocks):
+                if b.message_lines:
+                    d.gb_type = b.message_lines[0].strip()
+                    break
+
+    # -- the state machine ---------------------------------------------------------------------
+    def _step(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        text = line.text
+        st = self.state
+        d = self.draft
+        if d is not None and line.record_start:
+            # SGLang prints its prefix once per record: this line starts something new.
+            self._end(out, st == AFTER and (d.trailer or not d.dynamo_body) or st == BODY and not d.dynamo_body)
+            return self._idle(line, out)
+        if d is not None:
+            d.keep(line)
+
+        if st == IDLE:
+            return self._idle(line, out)
+
+        assert d is not None
+        stripped = text.strip()
+
+        if st == GB:
+            return self._graph_break(line, out)
+        if st == WARN:
+            if stripped and (text[:1].isspace() or _RECOMPILE_FN.match(text) or line.level is not None
+                             and line.prefixed and not _starts_record(text)):
+                if text.startswith("To log all recompilation reasons") or text.startswith("To diagnose"):
+                    return True
+                if text[:1].isspace() or _RECOMPILE_FN.match(text):
+                    d.block().message_lines.append(stripped)
+                    return True
+            if not stripped:
+                return True
+            if text.startswith(("To log all recompilation reasons", "To diagnose recompilation")):
+                return True
+            self._unkeep(d)
+            self._end(out, True)
+            return False
+
+        # Chain markers continue the record whatever state we are in.
+        if stripped == _CAUSE or stripped == _CONTEXT:
+            d.new_block("cause" if stripped == _CAUSE else "context")
+            self.state = AFTER
+            self.section = None
+            return True
+
+        m = _TB_START.match(text)
+        if m:
+            if st == AFTER and d.blocks and d.blocks[-1].cause_link and not d.blocks[-1].type:
+                # The chained exception's own traceback.
+                self.state = TB
+                return True
+            if st == AFTER and d.blocks and d.blocks[-1].cause_link is None and d.blocks[-1].type == "":
+                self.state = TB
+                return True
+            self._unkeep(d)
+            self._end(out, True)
+            return False
+
+        if st == TB:
+            fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+            if fm:
+                self._add_frame(d.block().frames, fm)
+                return True
+            if not stripped:
+                self.blank_run += 1
+                return True
+            if text[:1].isspace():
+                if stripped == "..." or _CARET.match(text):
+                    return True
+                self._add_source(d.block().frames, text)
+                return True
+            if stripped.startswith(("[...", "...")):
+                return True  # an elision marker pasted into the traceback
+            if _TRAILER.match(text):
+                # Frames followed by the trailer: the `from user code:` header was cut off.
+                blk = d.block()
+                d.user_frames.extend(blk.frames)
+                blk.frames.clear()
+                d.trailer = True
+                self.state = AFTER
+                return True
+            if _USER_CODE.match(text):
+                self.state = USER
+                return True
+            em = _EXC_IN_TB.match(text)
+            if em:
+                self._exception_line(d, em)
+                return True
+            self._unkeep(d)
+            self._end(out, False)
+            return False
+
+        if st == USER:
+            fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+            if fm:
+                self._add_frame(d.user_frames, fm)
+                return True
+            if not stripped:
+                self.state = AFTER
+                self.blank_run = 1
+                return True
+            if text[:1].isspace():
+                if not _CARET.match(text):
+                    self._add_source(d.user_frames, text)
+                return True
+            if _TRAILER.match(text):
+                d.trailer = True
+                self.state = AFTER
+                return True
+            self._unkeep(d)
+            self._end(out, d.trailer)
+            return False
+
+        # BODY and AFTER
+        if _USER_CODE.match(text):
+            d.dynamo_body = True
+            self._set_gb_type(d)
+            self.state = USER
+            return True
+        if _TRAILER.match(text) or _TRAILER_TAIL.match(text):
+            d.trailer = True
+            self._set_gb_type(d)
+            self.state = AFTER
+            self.blank_run = 0
+            return True
+        if self._dynamo_section(d, text):
+            self._set_gb_type(d)
+            self.state = BODY
+            self.blank_run = 0
+            return True
+        if _PCG_HINT.match(text) or _BODY_MARKERS.match(text):
+            if st == BODY and _BODY_MARKERS.match(text):
+                d.block().message_lines.append(stripped)
+            return True
+        if not stripped:
+            self.blank_run += 1
+            if st == BODY:
+                self.state = AFTER
+            if self.blank_run > 3 and not d.dynamo_body:
+                self._end(out, True)
+            return True
+        fm = _FRAME.match(text)
+        if fm and st == AFTER and d.blocks and d.blocks[-1].cause_link is None:
+            # Frames right after a blank line: the `from user code:` header was lost.
+            self._add_frame(d.user_frames, fm)
+            self.state = USER
+            return True
+        if st == BODY and text[:1].isspace():
+            if self.section in ("explanation", "hint", "context"):
+                target = {"explanation": d.explanation, "hint": d.hints, "context": d.debug_context}[self.section]
+                if target:
+                    target[-1] = target[-1] + " " + stripped
+                return True
+            d.block().message_lines.append(stripped)
+            return True
+        if st == AFTER and d.blocks and d.blocks[-1].cause_link and not d.blocks[-1].type:
+            # Chained exception printed without its own traceback (torch 2.8+ strips it).
+            em = _EXC_IN_TB.match(text) or _EXC_FREE.match(text)
+            if em and _looks_like_exception(em.group("type")):
+                self._exception_line(d, em)
+                return True
+        if st == BODY and self.blank_run == 0 and not _starts_record(text):
+            # Multi-line exception message (e.g. BackendCompilerFailed's second line, ImportError details).
+            if self.section in ("explanation", "hint", "context"):
+                self.section = "message"
+            d.block().message_lines.append(stripped)
+            return True
+        self._unkeep(d)
+        self._end(out, d.trailer or not d.dynamo_body)
+        return False
+
+    def _unkeep(self, d: _Draft) -> None:
+        """The line that ended a record belongs to whatever comes next."""
+        if d.tail:
+            d.tail.pop()
+        elif d.head:
+            d.head.pop()
+
+    def _idle(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        text = line.text
+        if not text or not text.strip():
+            return True
+        c0 = text[0]
+        m = _TB_START.match(text) if "Traceback" in text else None
+        if m:
+            d = self._start("traceback", line, lead=_clean_lead(m.group("lead")))
+            d.keep(line)
+            d.new_block()
+            self.state = TB
+            return True
+        if c0.isspace() or c0 == "F":
+            fm = _FRAME.match(text)
+            if fm:
+                # A traceback whose head was cut off (common in pasted fragments).
+                d = self._start("traceback", line)
+                d.keep(line)
+                self._add_frame(d.block().frames, fm)
+                self.state = TB
+                return True
+        if _USER_CODE.match(text):
+            d = self._start("partial", line)
+            d.keep(line)
+            d.dynamo_body = True
+            self.state = USER
+            return True
+        if c0 == "P":
+            pm = _PCG_FAILED.match(text)
+            if pm:
+                d = self._start("partial", line, lead="Piecewise CUDA Graph failed with error")
+                d.keep(line)
+                b = d.new_block()
+                msg = pm.group("msg").strip()
+                em = _EXC_FREE.match(msg) if msg else None
+                if em and em.group("lead") is None and _looks_like_exception(em.group("type")) and "." in em.group("type"):
+                    b.type = em.group("type")
+                    if em.group("msg"):
+                        b.message_lines.append(em.group("msg"))
+                elif msg:
+                    b.message_lines.append(msg)
+                self.state = BODY
+                self.section = "message"
+                return True
+        if c0 == "G" or c0 == "U" or c0 == "E":
+            gm = _GB_HEADER.match(text)
+            if gm:
+                d = self._start("graph_break", line)
+                d.keep(line)
+                d.gb_artifact = True
+                b = d.new_block()
+                if gm.group("msg"):
+                    b.message_lines.append(gm.group("msg"))
+                f, ln = gm.group("file") or gm.group("file2"), gm.group("line") or gm.group("line2")
+                if f and ln:
+                    d.lead = f"{f}:{ln}"
+                self.state = GB
+                self.section = "header"
+                return True
+        if c0 == "W" and text.startswith("WON'T CONVERT"):
+            d = self._start("warning", line, lead=text.strip())
+            d.keep(line)
+            d.new_block()
+            self.state = GB
+            self.section = "header"
+            return True
+        if "_dynamo hit config" in text:
+            rm = _RECOMPILE.search(text)
+            if rm:
+                d = self._start("warning", line)
+                d.keep(line)
+                b = d.new_block()
+                b.type = ""
+                b.message_lines.append(text[rm.start():].strip())
+                self.state = WARN
+                return True
+        if "Error while creating guard" in text and _GUARD_ERROR.match(text.strip()):
+            d = self._start("partial", line)
+            d.keep(line)
+            b = d.new_block()
+            b.message_lines.append("Error while creating guard:")
+            d.dynamo_body = True
+            self.state = BODY
+            self.section = "message"
+            return True
+        if ":" in text and not c0.isspace():
+            em = _EXC_FREE.match(text)
+            if em and _looks_like_exception(em.group("type")):
+                lead = em.group("lead")
+                t = em.group("type")
+                if lead and "." not in t:
+                    return True  # "something: ValueError" is prose, not an exception line
+                if lead is None and not ("." in t or _DYNAMO_TYPE.search(t) or t.endswith("Error")):
+                    return True
+                d = self._start("partial", line, lead=_clean_lead(lead))
+                d.keep(line)
+                self._exception_line(d, em)
+                return True
+        return True
+
+    def _graph_break(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        d = self.draft
+        assert d is not None
+        text = line.text
+        stripped = text.strip()
+        is_gb_line = line.artifact == "graph_breaks"
+        gm = _GB_HEADER.match(text)
+        if gm or (_WONT_CONVERT.match(text)):
+            self._unkeep(d)
+            self._end(out, True)
+            return False
+        rm = _GB_REASON.match(text)
+        if rm:
+            d.block().message_lines.append(rm.group("msg"))
+            self.section = "message"
+            return True
+        if _GB_ENCOUNTERED.match(text):
+            return True
+        if _GB_USER_TB.match(text):
+            self.section = "user"
+            return True
+        if text.startswith("Graph break:") or text.startswith("torch.compile will skip tracing"):
+            d.block().message_lines.append(stripped)
+            return True
+        fm = _FRAME.match(text)
+        if fm:
+            target = d.user_frames if self.section in ("user", "header") else d.block().frames
+            self._add_frame(target, fm)
+            return True
+        if self._dynamo_section(d, text):
+            self._set_gb_type(d)
+            return True
+        if _TB_START.match(text):
+            self.section = "tb"
+            return True
+        if self.section == "tb" and stripped and not text[:1].isspace():
+            em = _EXC_IN_TB.match(text)
+            if em:
+                b = d.block()
+                if not b.type:
+                    b.type = em.group("type")
+                    if em.group("msg"):
+                        b.message_lines.insert(0, em.group("msg"))
+                self.section = "message"
+                return True
+        if not stripped:
+            self.blank_run += 1
+            if self.section == "user" and d.user_frames and not is_gb_line:
+                self._end(out, True)
+            return True
+        if text[:1].isspace():
+            if self.section in ("user", "header", "tb"):
+                frames = d.user_frames if self.section in ("user", "header") else d.block().frames
+                if not _CARET.match(text):
+                    self._add_source(frames, text)
+                return True
+            if self.section in ("explanation", "hint", "context"):
+                target = {"explanation": d.explanation, "hint": d.hints, "context": d.debug_context}[self.section]
+                if target:
+                    target[-1] = target[-1] + " " + stripped
+                return True
+            d.block().message_lines.append(stripped)
+            return True
+        if is_gb_line or (self.section == "message" and not _starts_record(text)):
+            d.block().message_lines.append(stripped)
+            return True
+        if _TRAILER.match(text) or _USER_CODE.match(text):
+            return True
+        self._unkeep(d)
+        self._end(out, True)
+        return False
+
+
+def _starts_record(text: str) -> bool:
+    return bool(
+        _TB_START.match(text)
+        or _PCG_FAILED.match(text)
+        or _GB_HEADER.match(text)
+        or text.startswith(("INFO", "WARNING", "DEBUG", "ERROR:", "Received sigquit", "SIGQUIT"))
+    )
+
+
+def _looks_like_exception(t: str) -> bool:
+    last = t.rsplit(".", 1)[-1]
+    if last.endswith("Warning"):
+        return False
+    return bool(last[:1].isupper() or last[:1] == "_")
+
+
+def _clean_lead(lead: str | None) -> str | None:
+    if not lead:
+        return None
+    lead = lead.strip().rstrip(":").strip()
+    return lead or None
+
+
+class RecordExtractor:
+    """Routes framed lines to per-rank streams and collects finished crash records."""
+
+    def __init__(self) -> None:
+        self._streams: dict[str, _Stream] = {}
+        self._last: str = ""
+        self._recent_active: list[str] = []
+
+    def _stream(self, key: str) -> _Stream:
+        s = self._streams.get(key)
+        if s is None:
+            s = self._streams[key] = _Stream(key)
+        return s
+
+    def _route(self, line: LogLine) -> str:
+        if line.rank is not None:
+            return line.rank
+        if line.prefixed:
+            return ""
+        # A continuation line carries no rank: give it to the stream whose record it continues.
+        last = self._streams.get(self._last)
+        if last is not None and last.active:
+            return self._last
+        for key in reversed(self._recent_active):
+            s = self._streams.get(key)
+            if s is not None and s.active:
+                return key
+        return self._last
+
+    def feed(self, line: LogLine) -> list[CrashRecord]:
+        key = self._route(line)
+        self._last = key
+        stream = self._stream(key)
+        out = stream.feed(line)
+        if stream.active:
+            if key in self._recent_active:
+                self._recent_active.remove(key)
+            self._recent_active.append(key)
+            if len(self._recent_active) > 64:
+                self._recent_active.pop(0)
+        return out
+
+    def active_streams(self) -> list[str]:
+        return [k for k, s in self._streams.items() if s.active]
+
+    def close_stream(self, key: str) -> CrashRecord | None:
+        s = self._streams.get(key)
+        return s.close(complete=False) if s is not None else None
+
+    def finish(self) -> list[CrashRecord]:
+        out: list[CrashRecord] = []
+        for s in self._streams.values():
+            complete = s.state == AFTER and (s.draft is not None and (s.draft.trailer or not s.draft.dynamo_body))
+            rec = s.close(complete=complete)
+            if rec is not None:
+                out.append(rec)
+        return out
+
+
+def extract_records(lines: Iterator[LogLine]) -> Iterator[CrashRecord]:
+    ex = RecordExtractor()
+    for line in lines:
+        yield from ex.feed(line)
+    yield from ex.finish()
