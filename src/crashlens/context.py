@@ -84,9 +84,7 @@ def infer_context(record: CrashRecord, t: Targets, facts: Facts, cat: Catalog) -
         if record.kind == "graph_break":
             fullgraph = False
             evidence.append("the log shows a non-fatal graph break, so this region may break the graph")
-        elif record.kind in ("traceback", "partial") and any(
-            x.endswith("Unsupported") for x in t.exception
-        ) and "Observed" not in t.message[:200]:
+        elif record.kind in ("traceback", "partial") and any(x.endswith("Unsupported") for x in t.exception):
             fullgraph = True
             evidence.append(
                 "dynamo raised Unsupported instead of breaking the graph: the region is compiled with "

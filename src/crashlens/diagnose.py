@@ -27,6 +27,7 @@ _FALLBACK = {
     "entry.function": "the library function called from the compiled region",
     "entry.qualified": "the library function called from the compiled region",
     "server.off_flag": "the server option that turns off compilation",
+    "culprit.source": "that line",
 }
 
 
@@ -102,6 +103,19 @@ def render_template(text: str, values: dict[str, str]) -> str:
     return _VAR.sub(sub, text)
 
 
+def reflow(text: str) -> str:
+    """Join hard-wrapped prose lines; keep indented lines (code, list items) and lines after a colon."""
+    out: list[str] = []
+    for raw in text.strip().splitlines():
+        line = raw.rstrip()
+        if out and line and not line[0].isspace() and out[-1] and not out[-1].endswith(":") \
+                and not out[-1].startswith((" ", "\t")):
+            out[-1] = out[-1] + " " + line
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def _applies(f: FixTemplate, ctx: Context) -> bool:
     key = "unknown" if ctx.fullgraph is None else ("fullgraph" if ctx.fullgraph else "graph-break")
     if key not in f.contexts:
@@ -134,7 +148,7 @@ def _render_fixes(
                 rank=tmpl.rank,
                 kind=tmpl.kind,
                 title=title,
-                detail=render_template(tmpl.detail, values).strip(),
+                detail=reflow(render_template(tmpl.detail, values)),
                 file=render_template(tmpl.file, values) if tmpl.file and tmpl.file.strip("{}") in values or (
                     tmpl.file and "{" not in tmpl.file) else None,
                 line=int(line_s) if line_s and line_s.isdigit() else None,
@@ -214,7 +228,7 @@ def build(
         context=ctx,
         occurrences=(Occurrence(record.source, record.start_line, record.rank),),
         fixes=tuple(fixes),
-        why=render_template(sig.why, values),
+        why=reflow(render_template(sig.why, values)),
         near_match=None if m.exact else round(m.score, 1),
         gb_id=(record.dynamo.gb_id if record.dynamo else None),
         next=tuple(nxt),

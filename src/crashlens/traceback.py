@@ -570,7 +570,8 @@ class _Stream:
             return False
         rm = _GB_REASON.match(text)
         if rm:
-            d.block().message_lines.append(rm.group("msg"))
+            if not _GB_ENCOUNTERED.match(rm.group("msg")):
+                d.block().message_lines.append(rm.group("msg"))
             self.section = "message"
             return True
         if _GB_ENCOUNTERED.match(text):

@@ -9,6 +9,7 @@ from ..pipeline import ScanResult
 from ..records import Diagnosis, Frame
 
 MAX_CHAIN_SHOWN = 8
+MAX_MESSAGE = 240
 
 
 def _frame(f: Frame) -> str:
@@ -77,18 +78,22 @@ def _where(d: Diagnosis) -> str:
 
 
 def build_panel(d: Diagnosis, n: int) -> Any:
+    from rich.console import Group
     from rich.panel import Panel
+    from rich.table import Table
     from rich.text import Text
 
-    t = Text()
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold", no_wrap=True, min_width=8)
+    grid.add_column(overflow="fold")
 
     def row(label: str, value: str, style: str = "") -> None:
-        t.append(f"{label:<10}", style="bold")
-        t.append(value + "\n", style=style)
+        grid.add_row(label, Text(value, style=style))
 
-    t.append(d.summary + "\n\n")
     if d.exception:
-        row("Error", f"{d.exception[0] or '(message only)'}: {d.exception[1]}".strip(": "), "red")
+        msg = d.exception[1] if len(d.exception[1]) <= MAX_MESSAGE else d.exception[1][:MAX_MESSAGE] + " …"
+        label = "Error" if d.fatal else "Reason"
+        row(label, f"{d.exception[0]}: {msg}" if d.exception[0] else msg, "red" if d.fatal else "yellow")
     if d.culprit:
         row("Culprit", _frame(d.culprit), "bold yellow")
         if d.culprit.source:
@@ -107,27 +112,35 @@ def build_panel(d: Diagnosis, n: int) -> Any:
     row("Log", _where(d))
     if d.near_match is not None:
         row("Match", f"near match (score {d.near_match:.0f}/100): wording differs from the catalog", "yellow")
+
+    parts: list[Any] = [Text(d.summary), Text(""), grid]
     if d.fixes:
-        t.append("\nFixes, best first:\n", style="bold green")
+        parts.append(Text("\nFixes, best first:", style="bold green"))
+        fixes = Table.grid(padding=(0, 1))
+        fixes.add_column(no_wrap=True, style="bold green")
+        fixes.add_column(overflow="fold")
         for f in d.fixes:
-            t.append(f"  {f.rank}. ", style="bold green")
-            t.append(f"[{f.kind}] ", style="green")
-            t.append(f.title + "\n", style="bold")
+            body = Text()
+            body.append(f"[{f.kind}] ", style="green")
+            body.append(f.title, style="bold")
             if f.file:
                 loc = short_path(f.file) + (f":{f.line}" if f.line else "")
-                t.append(f"     change: {loc}\n", style="cyan")
-            for ln in f.detail.splitlines():
-                t.append(f"     {ln}\n", style="")
+                body.append(f"\nchange: {loc}", style="cyan")
+            if f.detail:
+                body.append("\n" + f.detail)
+            fixes.add_row(f"{f.rank}.", body)
+        parts.append(fixes)
     if d.next:
-        t.append("\nNext in this chain (found statically in the installed library):\n", style="bold yellow")
+        parts.append(Text("\nNext in this chain (found statically in the installed library):", style="bold yellow"))
         for b in d.next:
-            t.append(f"  - {b.get('file')}:{b.get('line')} in {b.get('function')}: {b.get('call')} ({b.get('category')})\n")
+            parts.append(Text(f"  - {b.get('file')}:{b.get('line')} in {b.get('function')}: "
+                              f"{b.get('call')} ({b.get('category')})"))
     for w in d.warnings:
-        t.append("\n! " + w + "\n", style="yellow")
+        parts.append(Text("\n! " + w, style="yellow"))
     sev = "fatal" if d.fatal else "graph break (non-fatal)"
     title = Text(f" {n}. {d.title} ", style="bold red" if d.fatal else "bold yellow")
     sub = Text(f" {sev} · {d.signature or d.family} · confidence {d.confidence:.2f} · id {d.id} ")
-    return Panel(t, title=title, subtitle=sub, title_align="left", subtitle_align="right",
+    return Panel(Group(*parts), title=title, subtitle=sub, title_align="left", subtitle_align="right",
                  border_style="red" if d.fatal else "yellow")
 
 

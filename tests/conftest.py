@@ -1,0 +1,49 @@
+"""Shared test helpers: where the samples and the shared corpus are, and how to run the installed CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus" / "dev"
+
+
+def crashlens_exe() -> list[str]:
+    """The installed console script (end-to-end tests run what a user runs)."""
+    exe = Path(sys.executable).parent / "crashlens"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("crashlens")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "from crashlens.cli import main; main()"]
+
+
+def run_cli(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    e = dict(os.environ)
+    e.pop("GITHUB_ACTIONS", None)
+    e.pop("GITHUB_STEP_SUMMARY", None)
+    e.setdefault("NO_COLOR", "1")
+    e["COLUMNS"] = "120"
+    if env:
+        e.update(env)
+    return subprocess.run([*crashlens_exe(), *args], input=stdin, capture_output=True, timeout=timeout, env=e)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+def needs_corpus() -> None:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus/dev is not present")

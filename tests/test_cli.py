@@ -1,0 +1,95 @@
+"""End-to-end: the installed `crashlens` command, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import CORPUS, SAMPLES, needs_corpus, run_cli
+
+
+def _a_crash_log() -> str:
+    needs_corpus()
+    return str(CORPUS / "case-011.log")
+
+
+def test_missing_file_is_one_line_exit_2(tmp_path):
+    p = run_cli(str(tmp_path / "nope.log"))
+    assert p.returncode == 2
+    err = p.stderr.decode()
+    assert err.count("\n") == 1 and "no such file" in err
+    assert "Traceback" not in err
+
+
+def test_directory_is_one_line_exit_2(tmp_path):
+    p = run_cli(str(tmp_path))
+    assert p.returncode == 2
+    assert "is a directory" in p.stderr.decode()
+    assert "Traceback" not in p.stderr.decode()
+
+
+def test_unknown_option_is_usage_error():
+    p = run_cli("--no-such-option", "x.log")
+    assert p.returncode == 2
+    assert p.stderr.decode().startswith("crashlens: ")
+    assert "Traceback" not in p.stderr.decode()
+
+
+def test_clean_log_says_no_crashes_and_exits_0(tmp_path):
+    log = tmp_path / "ok.log"
+    log.write_text("[2025-11-30 11:18:05] INFO:     Application startup complete.\n" * 3)
+    p = run_cli(str(log))
+    assert p.returncode == 0
+    assert "no crashes found in 3 lines" in p.stdout.decode()
+
+
+def test_fatal_crash_exits_1_and_names_culprit():
+    p = run_cli(_a_crash_log())
+    assert p.returncode == 1
+    out = p.stdout.decode()
+    assert "diffusers/models/unet_2d_condition.py:762" in out
+    assert "Fixes, best first" in out
+
+
+def test_stdin_and_dash_read_the_same(tmp_path):
+    log = _a_crash_log()
+    data = open(log, "rb").read()
+    a = run_cli("--format", "json", stdin=data)
+    b = run_cli("scan", "--format", "json", "-", stdin=data)
+    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+    assert ja["diagnoses"] and [d["id"] for d in ja["diagnoses"]] == [d["id"] for d in jb["diagnoses"]]
+
+
+def test_json_contract_fields():
+    p = run_cli("--format", "json", _a_crash_log())
+    doc = json.loads(p.stdout)
+    assert doc["schema"] == "crashlens/v1"
+    assert isinstance(doc["crashlens_version"], str)
+    assert doc["sources"][0]["lines"] > 0
+    d = doc["diagnoses"][0]
+    for key, typ in [("id", str), ("family", str), ("title", str), ("confidence", float), ("fatal", bool),
+                     ("chain", list), ("context", dict), ("occurrences", list), ("fixes", list)]:
+        assert isinstance(d[key], typ), key
+    assert set(d["context"]) >= {"fullgraph", "server", "versions"}
+    assert set(d["occurrences"][0]) == {"source", "line", "rank"}
+    assert {"rank", "kind", "title", "detail", "file", "line"} <= set(d["fixes"][0])
+    assert [f["rank"] for f in d["fixes"]] == list(range(1, len(d["fixes"]) + 1))
+
+
+def test_json_stdout_is_only_json(tmp_path):
+    p = run_cli("--format", "json", _a_crash_log())
+    json.loads(p.stdout)  # nothing else on stdout
+
+
+def test_version_and_help():
+    p = run_cli("--version")
+    assert p.returncode == 0 and b"crashlens" in p.stdout
+    p = run_cli("--help")
+    assert p.returncode == 0 and b"watch" in p.stdout
+
+
+def test_readme_demo_sample_exists():
+    readme = (SAMPLES.parent / "README.md").read_text()
+    first = [ln for ln in readme.splitlines() if ln.strip().startswith("python3 -m venv")][:2]
+    assert len(first) == 2
+    demo = first[0].split("crashlens ")[-1].split()[0]
+    assert (SAMPLES.parent / demo).is_file(), demo
