@@ -1,0 +1,235 @@
+"""`crashlens ci PATH...`: read CI log artifacts, annotate the run (GitHub, SARIF, JUnit, GitLab, Markdown, JSON)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import click
+
+from ..catalog import Catalog, get_catalog
+from ..cipaths import Location, LocationMapper, expand_inputs, locate_all
+from ..pipeline import ScanResult, combine, scan_lines
+from ..read import InputError, iter_lines, open_source
+
+FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json")
+_ORDER_KEY = "crashlens.ci.option_order"
+
+
+class _OrderedCommand(click.Command):
+    """Remembers the order of --format/--output on the command line, so each --output pairs with its --format."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        ctx.meta[_ORDER_KEY] = [p.name for p in order if getattr(p, "name", None) in ("formats", "outputs")]
+        return super().parse_args(ctx, args)
+
+
+def pair_outputs(order: list[str], formats: tuple[str, ...], outputs: tuple[str, ...],
+                 default: str) -> list[tuple[str, str | None]]:
+    """(format, output or None for stdout): an --output belongs to the --format just before it."""
+    if not formats:
+        if len(outputs) > 1:
+            raise click.UsageError("several --output given without --format: give a --format before each --output")
+        return [(default, outputs[0] if outputs else None)]
+    if len(order) != len(formats) + len(outputs):  # called without the command line (tests, API): pair by position
+        order = [x for i in range(max(len(formats), len(outputs)))
+                 for x in (["formats"] if i < len(formats) else []) + (["outputs"] if i < len(outputs) else [])]
+    pairs: list[list[Any]] = []
+    fi = oi = 0
+    for name in order:
+        if name == "formats":
+            pairs.append([formats[fi], None])
+            fi += 1
+        else:
+            if not pairs or pairs[-1][1] is not None:
+                raise click.UsageError(f"--output {outputs[oi]}: put it after the --format it is for")
+            pairs[-1][1] = outputs[oi]
+            oi += 1
+    out = [(f, None if o in (None, "-") else o) for f, o in pairs]
+    to_stdout = [f for f, o in out if o is None]
+    if len(to_stdout) > 1:
+        raise click.UsageError(f"formats {', '.join(to_stdout)} would all go to stdout: give all but one an --output")
+    files = [os.path.realpath(o) for _, o in out if o is not None]
+    if len(set(files)) != len(files):
+        raise click.UsageError("two formats write the same --output file")
+    return out
+
+
+def default_format() -> str:
+    return "github" if os.environ.get("GITHUB_ACTIONS", "").lower() not in ("", "false", "0") else "markdown"
+
+
+def default_repo_root() -> str:
+    for var in ("GITHUB_WORKSPACE", "CI_PROJECT_DIR"):
+        v = os.environ.get(var)
+        if v and os.path.isdir(v):
+            return v
+    return os.getcwd()
+
+
+def _check_output(path: str) -> None:
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise click.UsageError(f"--output {path}: is a directory")
+    if not os.path.isdir(parent):
+        raise click.UsageError(f"--output {path}: directory {parent} does not exist")
+
+
+def _lines(fh: BinaryIO, name: str) -> Iterator[str]:
+    """Lines until the end, or until a cut .gz stops: a killed job leaves truncated artifacts worth reading."""
+    try:
+        yield from iter_lines(fh)
+    except (EOFError, OSError) as e:
+        sys.stderr.write(f"crashlens: warning: {name}: stopped reading ({e}); using the lines before that\n")
+
+
+def scan_artifacts(files: list[str], cat: Catalog) -> ScanResult:
+    per_source = []
+    for name in files:
+        src, fh = open_source(name)
+        try:
+            n, diags = scan_lines(src.name, _lines(fh, src.name), cat)
+        finally:
+            fh.close()
+        per_source.append((src.name, n, diags))
+    return combine(per_source)
+
+
+def render(fmt: str, result: ScanResult, locations: dict[str, Location], cat: Catalog) -> str:
+    if fmt == "github":
+        from ..render import github
+
+        return github.render(result, locations)
+    if fmt == "markdown":
+        from ..render import markdown
+
+        return markdown.render(result, locations)
+    if fmt == "sarif":
+        from ..render import sarif
+
+        return sarif.render(result, locations, cat)
+    if fmt == "junit":
+        from ..render import junit
+
+        return junit.render(result, locations)
+    if fmt == "gitlab":
+        from ..render import gitlab
+
+        return gitlab.render(result, locations)
+    from ..render import json as json_render
+
+    return json_render.render(result)
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Temp file in the same directory, then rename: a reader never sees half a report."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def append_step_summary(path: str, result: ScanResult, locations: dict[str, Location]) -> None:
+    """Append to $GITHUB_STEP_SUMMARY, within what is left of GitHub's 1 MiB per step."""
+    from ..render import github, markdown
+
+    try:
+        used = os.path.getsize(path)
+    except OSError:
+        used = 0
+    budget = markdown.SUMMARY_LIMIT - used
+    if budget < 4096:
+        sys.stderr.write("crashlens: warning: $GITHUB_STEP_SUMMARY is nearly full (1 MiB per step); summary skipped\n")
+        return
+    text = github.summary(result, locations, max_bytes=budget - 2)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n" + text)
+
+
+@click.command("ci", cls=_OrderedCommand)
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--format", "-f", "formats", multiple=True, type=click.Choice(FORMATS),
+              help="Output format; repeat for several (default: github under GitHub Actions, else markdown).")
+@click.option("--output", "-o", "outputs", multiple=True, metavar="FILE",
+              help="File for the --format given just before it (default: stdout; at most one format on stdout).")
+@click.option("--fail-on", type=click.Choice(["fatal", "any", "never"]), default="fatal", show_default=True,
+              help="Exit 1 when a fatal crash (or any crash) was found; never: always exit 0.")
+@click.option("--signatures", "signatures", multiple=True, metavar="DIR",
+              help="Extra signature directory (overrides built-ins by id). Also $CRASHLENS_SIGNATURES.")
+@click.option("--repo-root", metavar="DIR", default=None,
+              help="The checked-out repository (default: $GITHUB_WORKSPACE, $CI_PROJECT_DIR or the current directory).")
+@click.option("--path-map", "path_map", multiple=True, metavar="FROM=TO",
+              help="Map a path prefix in the log (site-packages, container) to a repository path; repeatable.")
+@click.pass_context
+def ci(ctx: click.Context, paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str,
+       signatures: tuple[str, ...], repo_root: str | None, path_map: tuple[str, ...]) -> int:
+    """Annotate a CI run from its log artifacts: files, directories (recursively), glob patterns, .gz logs.
+
+    \b
+    crashlens ci logs/                                  GitHub annotations + step summary
+    crashlens ci 'logs/**/*.log.gz' -f sarif -o crashlens.sarif -f junit -o crashlens.xml
+    crashlens ci logs/ -f gitlab -o gl-code-quality-report.json --path-map /app=.
+
+    Exit codes: 0 nothing failing, 1 a crash matched --fail-on, 2 usage or input error.
+    """
+    pairs = pair_outputs(ctx.meta.get(_ORDER_KEY, []), formats, outputs, default_format())
+    out_files = [o for _, o in pairs if o is not None]
+    for o in out_files:
+        _check_output(o)
+    try:
+        files = expand_inputs(paths, exclude=out_files)
+        mapper = LocationMapper.create(repo_root or default_repo_root(), path_map)
+    except InputError as e:
+        raise click.UsageError(str(e)) from None
+    inputs = {os.path.realpath(f) for f in files}
+    for o in out_files:
+        if os.path.realpath(o) in inputs:
+            raise click.UsageError(f"--output {o}: is one of the input artifacts; refusing to overwrite it")
+    cat = get_catalog(list(signatures))
+    try:
+        result = scan_artifacts(files, cat)
+    except InputError as e:
+        raise click.UsageError(str(e)) from None
+    locations = locate_all(result.diagnoses, mapper)
+    for fmt, out in pairs:
+        text = render(fmt, result, locations, cat)
+        if out is None:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text.encode("utf-8"))
+            sys.stdout.flush()
+        else:
+            try:
+                write_atomic(out, text)
+            except OSError as e:
+                raise click.UsageError(f"--output {out}: cannot write ({e.strerror or e})") from None
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path and any(f == "github" for f, _ in pairs):
+        try:
+            append_step_summary(summary_path, result, locations)
+        except OSError as e:
+            sys.stderr.write(f"crashlens: warning: cannot append to $GITHUB_STEP_SUMMARY ({e.strerror or e})\n")
+    unlocated = sum(1 for loc in locations.values() if loc.path is None)
+    if unlocated and any(f in ("sarif", "gitlab") for f, _ in pairs):
+        sys.stderr.write(
+            f"crashlens: note: {unlocated} crash(es) point outside the repository ({mapper.repo_root}); SARIF lists"
+            " them as notifications and GitLab leaves them out. Use --path-map or keep the logs in the checkout.\n")
+    if fail_on == "never":
+        return 0
+    if fail_on == "any":
+        return 1 if result.diagnoses else 0
+    return 1 if any(d.fatal for d in result.diagnoses) else 0

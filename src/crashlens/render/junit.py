@@ -1,0 +1,86 @@
+"""JUnit XML: one test case per distinct crash, failing with the diagnosis as its body."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+
+from ..cipaths import Location
+from ..diagnose import short_path
+from ..pipeline import ScanResult
+from ..records import Diagnosis
+
+# Characters XML 1.0 does not allow even as references; ElementTree would write them and the file would not parse.
+_ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+MAX_BODY = 64 * 1024
+
+
+def xml_text(s: str, limit: int = MAX_BODY) -> str:
+    s = _ILLEGAL_XML.sub("", _ANSI.sub("", s))
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def body(d: Diagnosis, loc: Location | None) -> str:
+    out = [d.title, "", d.summary.strip(), ""]
+    if d.exception:
+        out.append(f"Error:    {d.exception[0] or '(message only)'}: {d.exception[1]}")
+    if d.culprit is not None:
+        out.append(f"Culprit:  {short_path(d.culprit.file)}:{d.culprit.line} in {d.culprit.function}")
+        if d.culprit.source:
+            out.append(f"          {d.culprit.source}")
+    if d.callee:
+        out.append(f"Callee:   {d.callee}")
+    for occ in d.occurrences[:20]:
+        out.append(f"Log:      {occ.source}:{occ.line}" + (f" (rank {occ.rank})" if occ.rank else ""))
+    if len(d.occurrences) > 20:
+        out.append(f"          … {len(d.occurrences) - 20} more occurrences")
+    if loc is not None and loc.path is not None:
+        out.append(f"Location: {loc.path}:{loc.line} ({loc.kind})")
+    out.append(f"Match:    {d.signature or d.family} · {'fatal' if d.fatal else 'graph break'}"
+               f" · confidence {d.confidence:.2f} · id {d.id}")
+    if d.fixes:
+        out += ["", "Fixes, best first:"]
+        for f in d.fixes:
+            out.append(f"  {f.rank}. [{f.kind}] {f.title}")
+            out += [f"     {ln}" for ln in f.detail.splitlines()]
+    for w in d.warnings:
+        out += ["", f"! {w}"]
+    if d.why.strip():
+        out += ["", "Why:", d.why.strip()]
+    return "\n".join(out) + "\n"
+
+
+def document(result: ScanResult, locations: Mapping[str, Location]) -> ET.Element:
+    ds = result.diagnoses
+    n_fail = len(ds)
+    root = ET.Element("testsuites", name="crashlens", tests=str(max(1, len(ds))), failures=str(n_fail),
+                      errors="0", skipped="0", time="0")
+    suite = ET.SubElement(root, "testsuite", name="crashlens", tests=str(max(1, len(ds))), failures=str(n_fail),
+                          errors="0", skipped="0", time="0")
+    props = ET.SubElement(suite, "properties")
+    for name, lines in result.sources:
+        ET.SubElement(props, "property", name="log", value=xml_text(f"{name} ({lines} lines)", 4096))
+    if not ds:
+        ET.SubElement(suite, "testcase", classname="crashlens", name="no torch.compile crash in the logs", time="0")
+    for d in ds:
+        loc = locations.get(d.id)
+        # The id keeps names unique: GitLab ignores a test case whose name repeats.
+        attrs = {"classname": f"crashlens.{d.signature or d.family}", "name": xml_text(f"{d.title} [{d.id}]", 500),
+                 "time": "0"}
+        if loc is not None and loc.path is not None:
+            attrs["file"] = xml_text(loc.path, 4096)
+            attrs["line"] = str(loc.line)
+        case = ET.SubElement(suite, "testcase", attrs)
+        msg = d.title + (f": {d.exception[0] or 'error'}: {d.exception[1]}" if d.exception else "")
+        failure = ET.SubElement(case, "failure", message=xml_text(" ".join(msg.split()), 1000),
+                                type=xml_text(d.signature or d.family, 200))
+        failure.text = xml_text(body(d, loc))
+    return root
+
+
+def render(result: ScanResult, locations: Mapping[str, Location]) -> str:
+    root = document(result, locations)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,180 @@
+"""Markdown CI summary (GitHub step summary, GitLab, any system): log text escaped so it cannot inject markup."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ..cipaths import Location
+from ..diagnose import short_path
+from ..pipeline import ScanResult
+from ..records import Diagnosis
+
+# GitHub refuses a step summary over 1 MiB; stay well below, whatever else the step wrote.
+SUMMARY_LIMIT = 1_000_000
+MAX_FIELD = 2000  # characters of one log-derived field (an exception message can be a 64 KiB line)
+MAX_TABLE_ROWS = 200
+
+# C0/C1 controls, DEL, lone surrogates and the Unicode line/paragraph separators: never part of what a person reads.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+_MD_PUNCT = re.compile(r"([\\`*_\[\]#|~])")
+_BLOCK_START = re.compile(r"^(\s*)([-+*=>#]|\d+[.)])")
+_TICKS = re.compile(r"`+")
+
+
+def clean(text: str, limit: int = MAX_FIELD) -> str:
+    """Log text as a person reads it on one line: escape sequences and control characters gone, length bounded."""
+    s = _CONTROL.sub("", _ANSI.sub("", text.replace("\t", " ")))
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def inline(text: str, limit: int = MAX_FIELD) -> str:
+    """Text for a Markdown paragraph or table cell: no markup, no HTML, no line breaks."""
+    s = clean(" ".join(text.splitlines()), limit)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_PUNCT.sub(r"\\\1", s)
+
+
+def code(text: str, limit: int = MAX_FIELD) -> str:
+    """A code span whose fence is longer than any backtick run inside, so the text cannot close it."""
+    s = clean(" ".join(text.splitlines()), limit)
+    if not s.strip() or any(c in s for c in "<>&"):
+        # Safe in a code span for GitHub, but not for every Markdown consumer: escaped text never carries a tag.
+        return inline(s) or "(empty)"
+    longest = max((len(m) for m in _TICKS.findall(s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" ")) else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def prose(text: str, limit: int = MAX_FIELD) -> str:
+    """One line of catalog prose with `code spans` kept as code and everything else escaped.
+
+    Catalog templates carry log values (callee, file, function), so the text is untrusted: a backtick run without
+    its partner is escaped, and a line cannot start a block (list, heading, quote) of its own.
+    """
+    s = clean(text, limit)
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        m = _TICKS.search(s, i)
+        if m is None:
+            out.append(inline(s[i:], limit))
+            break
+        out.append(inline(s[i : m.start()], limit))
+        n = len(m.group())
+        close = next((c for c in _TICKS.finditer(s, m.end()) if len(c.group()) == n), None)
+        if close is None:
+            out.append("\\`" * n)
+            i = m.end()
+            continue
+        out.append(code(s[m.end() : close.start()], limit))
+        i = close.end()
+    line = "".join(out)
+    return _BLOCK_START.sub(lambda b: b.group(1) + _escape_marker(b.group(2)), line, count=1)
+
+
+def _escape_marker(marker: str) -> str:
+    return marker[:-1] + "\\" + marker[-1] if marker[-1] in ".)" else "\\" + marker
+
+
+def prose_lines(text: str, indent: str = "") -> list[str]:
+    return [indent + prose(ln.strip()) for ln in text.strip().splitlines() if ln.strip()]
+
+
+def where(d: Diagnosis, loc: Location | None) -> str:
+    """Where a person should look, as plain text (escape before use)."""
+    if loc is not None and loc.path is not None:
+        return f"{loc.path}:{loc.line}"
+    if d.culprit is not None:
+        return f"{short_path(d.culprit.file)}:{d.culprit.line}"
+    return loc.log if loc is not None else (f"{d.occurrences[0].source}:{d.occurrences[0].line}" if d.occurrences else "?")
+
+
+def _severity(d: Diagnosis) -> str:
+    return "fatal" if d.fatal else "graph break"
+
+
+def section(n: int, d: Diagnosis, loc: Location | None) -> str:
+    mark = "❌" if d.fatal else "⚠️"
+    lines = [f"### {n}. {mark} {inline(d.title, 300)}", "", *prose_lines(d.summary), ""]
+    if d.exception:
+        exc_type = d.exception[0] or "(message only)"
+        lines.append(f"- **Error:** {code(f'{exc_type}: {d.exception[1]}')}")
+    if d.culprit:
+        culprit = f"- **Culprit:** {code(f'{short_path(d.culprit.file)}:{d.culprit.line} in {d.culprit.function}')}"
+        if d.culprit.source:
+            culprit += f" · {code(d.culprit.source)}"
+        lines.append(culprit)
+    if d.callee:
+        lines.append(f"- **Callee:** {code(d.callee)}")
+    if loc is not None and loc.kind == "culprit" and loc.path is not None:
+        lines.append(f"- **In this repository:** {code(f'{loc.path}:{loc.line}')}")
+    log = f"- **Log:** {code(d.occurrences[0].source + ':' + str(d.occurrences[0].line))}" if d.occurrences else ""
+    if log:
+        ranks = d.ranks
+        if ranks:
+            log += " · ranks " + inline(", ".join(ranks[:8]) + (", …" if len(ranks) > 8 else ""))
+        if len(d.occurrences) > 1:
+            log += f" · seen {len(d.occurrences)} times"
+        lines.append(log)
+    ctx = d.context
+    bits = [ctx.mode or ctx.server or "plain torch.compile"]
+    if ctx.fullgraph is not None:
+        bits.append("fullgraph=True" if ctx.fullgraph else "graph breaks allowed")
+    lines.append(f"- **Context:** {inline(' · '.join(bits))}")
+    lines.append(f"- **Match:** {inline(d.signature or d.family)} · {_severity(d)} · confidence {d.confidence:.2f}"
+                 f" · id {code(d.id)}")
+    if d.fixes:
+        lines += ["", "**Fixes, best first**", ""]
+        for f in d.fixes:
+            lines.append(f"{f.rank}. **\\[{inline(f.kind)}\\]** {prose(f.title)}")
+            if f.file:
+                lines.append(f"   change: {code(short_path(f.file) + (f':{f.line}' if f.line else ''))}  ")
+            lines += prose_lines(f.detail, "   ")
+    for w in d.warnings:
+        lines += ["", f"> ⚠️ {prose(w)}"]
+    if d.why.strip():
+        lines += ["", "<details><summary>Why</summary>", "", *prose_lines(d.why), "", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def render(result: ScanResult, locations: Mapping[str, Location] | None = None, max_bytes: int = SUMMARY_LIMIT,
+           annotated: int | None = None) -> str:
+    """The summary of a CI run: a table of every distinct crash, then one section each, within max_bytes.
+
+    `annotated`: how many crashes got a GitHub annotation (the rest are only here), or None outside GitHub.
+    """
+    locs = locations or {}
+    ds = result.diagnoses
+    n_src = len(result.sources)
+    fatal = sum(1 for d in ds if d.fatal)
+    title = (f"## crashlens: {len(ds)} distinct crash{'es' if len(ds) != 1 else ''} ({fatal} fatal)"
+             f" in {n_src} log{'s' if n_src != 1 else ''}, {result.total_lines} lines")
+    head = [title, ""]
+    if not ds:
+        return "\n".join(head + ["No torch.compile crash found.", ""])
+    if annotated is not None and annotated < len(ds):
+        note = (f"GitHub shows at most 10 annotations of each kind per step: the first {annotated} are annotated,"
+                " every crash is listed here.")
+        head += [note, ""]
+    head += ["| # | Severity | Crash | Where | Id |", "|---|---|---|---|---|"]
+    for n, d in enumerate(ds[:MAX_TABLE_ROWS], 1):
+        head.append(f"| {n} | {'❌ fatal' if d.fatal else '⚠️ graph break'} | {inline(d.title, 200)} |"
+                    f" {inline(where(d, locs.get(d.id)), 300)} | {inline(d.id)} |")
+    if len(ds) > MAX_TABLE_ROWS:
+        head.append(f"| … | | {len(ds) - MAX_TABLE_ROWS} more | | |")
+    text = "\n".join(head) + "\n\n"
+    used = len(text.encode())
+    reserve = 200  # the "not shown" note
+    for n, d in enumerate(ds, 1):
+        sec = section(n, d, locs.get(d.id)) + "\n"
+        size = len(sec.encode())
+        if used + size + reserve > max_bytes:
+            text += (f"*{len(ds) - n + 1} more crash{'es' if len(ds) - n + 1 != 1 else ''} not shown here"
+                     " (size limit); see the SARIF or JSON report.*\n")
+            break
+        text += sec
+        used += size
+    return text
