@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 
 from .callgraph import FuncVal, Walker
@@ -10,8 +11,6 @@ from .model import Finding
 from .resolve import ModuleIndex
 from .rules import load_rules
 from .runner import DEFAULT_MAX_DEPTH, make_index
-
-LoggedFrame = tuple[str, str, "int | None"]
 
 
 def next_blockers(
@@ -67,46 +66,65 @@ def _function_value(walker: Walker, modname: str, node: ast.FunctionDef | ast.As
         if stmt is node:
             return FuncVal(scope, node)
         if isinstance(stmt, ast.ClassDef) and node in stmt.body:
-            from .runner import _method
             from .callgraph import ClassVal
+            from .runner import _method
 
             method = _method(walker, ClassVal(scope, stmt), node.name)
             return method if isinstance(method, FuncVal) else None
     return FuncVal(scope, node)  # nested function: walked without its closure
 
 
-def _callers_index(index: ModuleIndex, top: str) -> dict[str, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]:
-    cache: dict[str, dict[str, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]]] = index.__dict__.setdefault(
-        "_callers_by_package", {}
-    )
-    if top in cache:
-        return cache[top]
-    callers: dict[str, list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
-    source = index.find(top)
-    if source is not None and source.is_package:
-        import os
+def _referenced_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a function calls or reads as attributes (properties are read, not called), nested defs excluded."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            names.add(node.func.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
 
-        package_dir = os.path.dirname(source.path) if source.kind == "source" else source.path
-        for dirpath, _dirnames, filenames in os.walk(package_dir):
-            for filename in filenames:
-                if not filename.endswith(".py"):
-                    continue
-                path = os.path.join(dirpath, filename)
-                rel = os.path.relpath(path, source.root)[:-3].replace(os.sep, ".")
-                modname = rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
-                tree = index.parse(path)
-                if tree is None:
-                    continue
-                for node in ast.walk(tree):
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        called = {
-                            sub.func.attr if isinstance(sub.func, ast.Attribute) else sub.func.id
-                            for sub in ast.walk(node)
-                            if isinstance(sub, ast.Call) and isinstance(sub.func, (ast.Attribute, ast.Name))
-                        }
-                        for name in called:
-                            callers.setdefault(name, []).append((modname, node))
-    cache[top] = callers
+
+def _callers_of(
+    index: ModuleIndex, top: str, name: str, exclude: ast.AST, limit: int = 2, max_files: int = 24
+) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] | None:
+    """Up to `limit` functions of the package that call or read `name`; only files that mention it are parsed.
+
+    None when the name is mentioned in more than `max_files` files: too common to have one caller.
+    """
+    needle = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    callers: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    mentioned = [(m, p) for m, p in index.package_files(top) if needle.search(index.read_bytes(p)) is not None]
+    if len(mentioned) > max_files:
+        return None
+    for modname, path in mentioned:
+        tree = index.parse(path)
+        if tree is None:
+            continue
+        data = index.read_bytes(path)
+        hit_lines = sorted({data.count(b"\n", 0, m.start()) + 1 for m in needle.finditer(data)})
+        # descend only into statements whose line span holds a mention of the name
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node is not exclude
+                and name in _referenced_names(node)
+            ):
+                callers.append((modname, node))
+                if len(callers) >= limit:
+                    return callers
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    first, last = child.lineno, child.end_lineno or child.lineno
+                    if any(first <= n <= last for n in hit_lines):
+                        stack.append(child)
     return callers
 
 
@@ -144,11 +162,10 @@ def _next_blockers(
             entry_mod, entry_node = outer_source.name, node
             break
     else:
-        callers = _callers_index(index, top)
         seen = {id(culprit)}
         for _ in range(DEFAULT_MAX_DEPTH):
-            found = [c for c in callers.get(entry_node.name, []) if id(c[1]) != id(entry_node)]
-            if len(found) != 1 or id(found[0][1]) in seen:
+            found = _callers_of(index, top, entry_node.name, exclude=entry_node)
+            if found is None or len(found) != 1 or id(found[0][1]) in seen:
                 break
             entry_mod, entry_node = found[0]
             seen.add(id(entry_node))
@@ -157,7 +174,7 @@ def _next_blockers(
     if entry is None:
         return []
     walker.walk_entry(entry)
-    findings = walker.findings
+    findings = walker.results()
 
     def touches(finding: Finding) -> bool:
         frames = finding.chain

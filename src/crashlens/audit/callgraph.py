@@ -13,14 +13,13 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass, field, replace
 
 from .model import ChainFrame, Finding
 from .resolve import ModuleIndex, ModuleSource
 from .rules import CallRule, Construct, Rules
 
-FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _PROPERTY_DECORATORS = frozenset({"property", "functools.cached_property", "cached_property"})
@@ -229,6 +228,7 @@ class Ctx:
     owner: ClassVal | None = None
     self_val: Value | None = None
     via_cache: bool = False
+    fn_id: int = 0
     branch: int = 0
     returns: list[Value] = field(default_factory=list)
 
@@ -240,12 +240,15 @@ def _call_line(node: ast.Call) -> int:
     return node.lineno
 
 
+def _node_line(node: ast.AST) -> int:
+    """The line an attribute access is reported on: where the attribute name is."""
+    end = getattr(node, "end_lineno", None)
+    start = getattr(node, "lineno", None)
+    return int(end if isinstance(end, int) else start if isinstance(start, int) else 0)
+
+
 def _text(node: ast.AST, suffix: str = "") -> str:
-    try:
-        text = ast.unparse(node)
-    except Exception:  # pragma: no cover - ast.unparse handles every node the parser makes
-        text = type(node).__name__
-    text = " ".join(text.split())
+    text = " ".join(ast.unparse(node).split())
     if len(text) > _CALL_TEXT_MAX:
         text = text[: _CALL_TEXT_MAX - 3] + "..."
     return text + suffix
@@ -276,6 +279,8 @@ class Walker:
         self.walk_also = frozenset(walk_also)
         self.findings: list[Finding] = []
         self._seen: set[tuple[str, int, str]] = set()
+        self._repeats: dict[tuple[str, int, str], list[int]] = {}
+        self._finding_fns: list[int] = []
         self._scopes: dict[str, ModuleScope | None] = {}
         self._classes: dict[int, ClassInfo] = {}
         self._memo: dict[object, Value] = {}
@@ -378,8 +383,9 @@ class Walker:
         base = self._absolute(scope, node.module, node.level)
         target = self.module_value(base)
         if isinstance(target, ModVal):
-            if target.scope is scope:
-                return UNKNOWN
+            if target.scope is scope:  # `from . import sub` inside a package's __init__
+                full = f"{base}.{name}"
+                return self.module_value(full) if self.index.find(full) is not None else UNKNOWN
             return self.module_attr(target.scope, name)
         if isinstance(target, FfiVal):
             return FfiVal(f"{base}.{name}", member=True)
@@ -391,13 +397,21 @@ class Walker:
 
     # ------------------------------------------------------------------ findings
 
-    def record(self, ctx: Ctx, line: int, call: str, category: str, reason: str) -> None:
+    def record(self, ctx: Ctx, line: int, call: str, category: str, reason: str, callee: str = "") -> None:
         if not ctx.recording:
             return
         key = (ctx.scope.path, line, call)
         if key in self._seen:
             return
         self._seen.add(key)
+        # The same callee called again in the same function (`a.resolve()`, `b.resolve()`) is the same
+        # blocker with the same fixes: one finding, with every line it appears on.
+        same = (ctx.scope.path, ctx.fn_id, callee or call)
+        if same in self._repeats:
+            self._repeats[same].append(line)
+            return
+        self._repeats[same] = [line]
+        self._finding_fns.append(ctx.fn_id)
         self.findings.append(
             Finding(
                 file=ctx.scope.path,
@@ -409,11 +423,21 @@ class Walker:
                 reason=reason,
                 relpath=ctx.scope.source.relpath,
                 via_cache=ctx.via_cache,
+                lines=(line,),
             )
         )
 
-    def record_rule(self, ctx: Ctx, line: int, call: str, rule: CallRule | Construct) -> None:
-        self.record(ctx, line, call, rule.category, rule.reason)
+    def results(self) -> list[Finding]:
+        """The findings, each with every line its call appears on in its function."""
+        first_line = {(path, lines[0], fn): lines for (path, fn, _callee), lines in self._repeats.items()}
+        out: list[Finding] = []
+        for finding, fn_id in zip(self.findings, self._finding_fns):
+            lines = first_line.get((finding.file, finding.line, fn_id), [finding.line])
+            out.append(replace(finding, lines=tuple(lines)))
+        return out
+
+    def record_rule(self, ctx: Ctx, line: int, call: str, rule: CallRule | Construct, callee: str = "") -> None:
+        self.record(ctx, line, call, rule.category, rule.reason, callee)
 
     def record_construct(self, ctx: Ctx, line: int, call: str, kind: str) -> None:
         construct = self.rules.constructs.get(kind)
@@ -424,7 +448,7 @@ class Walker:
 
     def walk_entry(self, fn: FuncVal) -> None:
         ctx = Ctx(fn.scope, {}, fn.closure, fn.node.name if not isinstance(fn.node, ast.Lambda) else "<lambda>",
-                  (), recording=True, depth=0, owner=fn.owner, self_val=fn.bound)
+                  (), recording=True, depth=0, owner=fn.owner, self_val=fn.bound, fn_id=id(fn.node))
         self._bind_params(fn, [], {}, ctx)
         key = self._memo_key(fn, True)
         self._active.add(key)
@@ -443,8 +467,18 @@ class Walker:
             self.exec_block(node.body, ctx)
 
     def exec_block(self, body: list[ast.stmt], ctx: Ctx) -> None:
+        # A guard clause (`if cond: return shortcut()`, no else) is walked after the rest of the block:
+        # the shortcut is the special case (prebuilt, cached, disabled), and tracing on the main path
+        # meets the fall-through statements first. Its test is still evaluated in place.
+        deferred: list[ast.If] = []
         for stmt in body:
-            self.exec_stmt(stmt, ctx)
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], ast.Return):
+                self.eval(stmt.test, ctx)
+                deferred.append(stmt)
+            else:
+                self.exec_stmt(stmt, ctx)
+        for stmt in deferred:
+            self._branches(ctx, stmt.body, [])
 
     def exec_stmt(self, stmt: ast.stmt, ctx: Ctx) -> None:
         if isinstance(stmt, ast.Expr):
@@ -483,12 +517,13 @@ class Walker:
                     self.assign(item.optional_vars, entered, ctx)
             self.exec_block(stmt.body, ctx)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            # Handler bodies are not walked: tracing reaches them only after traced code raised, and a
+            # blocker in the try body already stops a fullgraph trace before any handler runs.
             self.exec_block(stmt.body, ctx)  # type: ignore[attr-defined]
-            ctx.branch += 1
             for handler in stmt.handlers:  # type: ignore[attr-defined]
                 if handler.name:
                     ctx.env[handler.name] = UNKNOWN
-                self.exec_block(handler.body, ctx)
+            ctx.branch += 1
             self.exec_block(stmt.orelse, ctx)  # type: ignore[attr-defined]
             ctx.branch -= 1
             self.exec_block(stmt.finalbody, ctx)  # type: ignore[attr-defined]
@@ -684,9 +719,9 @@ class Walker:
         if isinstance(node, ast.Starred):
             return self.eval(node.value, ctx)
         if isinstance(node, ast.NamedExpr):
-            value = self.eval(node.value, ctx)
-            self.assign(node.target, value, ctx)
-            return value
+            named = self.eval(node.value, ctx)
+            self.assign(node.target, named, ctx)
+            return named
         if isinstance(node, ast.Lambda):
             return FuncVal(ctx.scope, node, closure=(ctx.env, *ctx.closure))
         if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom)):
@@ -763,9 +798,13 @@ class Walker:
                     base_info = self.class_info(base)
                     internal.extend(c for c in base_info.internal_mro if c not in internal)
                     external.extend(b for b in base_info.external_bases if b not in external)
-                elif isinstance(base, Ext) and base.kind == "ref" and base.name not in ("object",):
-                    if not base.name.startswith(("typing.", "abc.", "enum.", "Generic", "Protocol")):
-                        external.append(base.name)
+                elif (
+                    isinstance(base, Ext)
+                    and base.kind == "ref"
+                    and base.name != "object"
+                    and not base.name.startswith(("typing.", "abc.", "enum.", "Generic", "Protocol"))
+                ):
+                    external.append(base.name)
             info.internal_mro = tuple(internal)
             info.external_bases = tuple(external)
         return info
@@ -804,7 +843,7 @@ class Walker:
                     if inst is None:
                         return UNKNOWN
                     getter = FuncVal(klass.scope, method, bound=inst, owner=klass)
-                    line = getattr(node, "end_lineno", None) or getattr(node, "lineno", 0)
+                    line = _node_line(node)
                     return self.call_function(getter, [], {}, ctx, line, _text(node) if isinstance(node, ast.expr) else attr)
                 if "staticmethod" in decorators:
                     return FuncVal(klass.scope, method, owner=klass)
@@ -819,6 +858,12 @@ class Walker:
             value = self._self_attr(cls, info, attr, inst)
             if value is not UNKNOWN:
                 return value
+            if attr != "__getattr__" and not attr.startswith("__"):
+                # a dynamic attribute: tracing runs the class's __getattr__
+                hook = self.class_attr(cls, "__getattr__", inst, ctx, node)
+                if isinstance(hook, FuncVal):
+                    line = _node_line(node)
+                    return self.call_function(hook, [UNKNOWN], {}, ctx, line, _text(node) if isinstance(node, ast.expr) else attr)
         for base in info.external_bases:
             return Ext(f"{base}.{attr}", "member" if inst is not None else "ref")
         return UnknownMember(attr)
@@ -860,7 +905,7 @@ class Walker:
             value = self.eval(target, ctx) if written else UNKNOWN
             if isinstance(value, Ext):
                 names.append(value.name)
-            elif written.endswith(".setter") or written.endswith(".getter") or written.endswith(".deleter"):
+            elif written.endswith((".setter", ".getter", ".deleter")):
                 names.append("property")
             else:
                 names.append(written)
@@ -977,17 +1022,17 @@ class Walker:
         rule = self.rules.match(name)
         returned = self.rules.returns.get(name, "")
         if rule is not None:
-            self.record_rule(ctx, line, text, rule)
+            self.record_rule(ctx, line, text, rule, callee=name)
             returned = rule.returns or returned
             if returned == "namespace":
                 return NsVal(dict(kwargs))
             if returned == "ffi":
                 return FfiVal(name)
         if returned and returned not in ("namespace", "ffi"):
-            return Ext(returned, "instance", flagged=rule is not None)
+            return Ext(returned, "instance", flagged=rule is not None and ctx.recording)
         last = name.rsplit(".", 1)[-1]
         if callee.kind == "ref" and last[:1].isupper():
-            return Ext(name, "instance", flagged=rule is not None)
+            return Ext(name, "instance", flagged=rule is not None and ctx.recording)
         return UNKNOWN
 
     def instantiate(
@@ -1043,6 +1088,7 @@ class Walker:
             owner=fn.owner,
             self_val=fn.bound,
             via_cache=ctx.via_cache or any(e is not None and e.cache for e in effects),
+            fn_id=id(fn.node),
         )
         self._bind_params(fn, args, kwargs, inner)
         self._active.add(key)

@@ -33,6 +33,8 @@ class Finding:
     relpath: str = ""
     # whether the chain passes through a functools.cache / lru_cache wrapper (dynamo traces through it)
     via_cache: bool = False
+    # every line of the enclosing function where the same call is written; `line` is the first
+    lines: tuple[int, ...] = ()
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -49,6 +51,7 @@ class Finding:
             "reason": self.reason,
             "relpath": self.relpath,
             "via_cache": self.via_cache,
+            "lines": list(self.lines or (self.line,)),
         }
 
 

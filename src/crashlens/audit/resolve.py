@@ -46,6 +46,8 @@ class ModuleIndex:
         self._listing: dict[str, frozenset[str]] = {}
         self._modules: dict[str, ModuleSource | None] = {}
         self._trees: dict[str, ast.Module | None] = {}
+        self._package_files: dict[str, list[tuple[str, str]]] = {}
+        self._bytes: dict[str, bytes] = {}
 
     def _entries(self, directory: str) -> frozenset[str]:
         names = self._listing.get(directory)
@@ -103,12 +105,41 @@ class ModuleIndex:
             return self._trees[path]
         tree: ast.Module | None
         try:
-            with open(path, "rb") as fh:
-                tree = ast.parse(fh.read(), filename=path)
-        except (OSError, SyntaxError, ValueError):
+            tree = ast.parse(self.read_bytes(path), filename=path)
+        except (SyntaxError, ValueError):
             tree = None
         self._trees[path] = tree
         return tree
+
+    def package_files(self, top: str) -> list[tuple[str, str]]:
+        """(module name, path) of every .py file of an installed package, importable subpackages only."""
+        if top in self._package_files:
+            return self._package_files[top]
+        files: list[tuple[str, str]] = []
+        source = self.find(top)
+        if source is not None and source.is_package:
+            package_dir = os.path.dirname(source.path) if source.kind == "source" else source.path
+            for dirpath, dirnames, filenames in os.walk(package_dir):
+                # data directories (vendored examples, build files) are not part of the package's code
+                dirnames[:] = sorted(d for d in dirnames if os.path.isfile(os.path.join(dirpath, d, "__init__.py")))
+                for filename in sorted(filenames):
+                    if filename.endswith(".py"):
+                        path = os.path.join(dirpath, filename)
+                        rel = os.path.relpath(path, source.root)[:-3].replace(os.sep, ".")
+                        files.append((rel.removesuffix(".__init__"), path))
+        self._package_files[top] = files
+        return files
+
+    def read_bytes(self, path: str) -> bytes:
+        data = self._bytes.get(path)
+        if data is None:
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                data = b""
+            self._bytes[path] = data
+        return data
 
     def locate_logged_file(self, logged_path: str) -> ModuleSource | None:
         """Map a path printed in a log (maybe from another machine) to the same module installed here.

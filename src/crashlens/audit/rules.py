@@ -49,6 +49,7 @@ class FixRule:
     removes: str  # all | this | none
     categories: tuple[str, ...]
     text: str
+    label: str = ""
     scope: str = ""
     needs_cache: bool = False
 
@@ -170,6 +171,7 @@ def parse_rules(data: dict[str, Any]) -> Rules:
             removes=f["removes"],
             categories=_str_list(f.get("categories", ["*"])),
             text=f["text"],
+            label=f.get("label", f["id"]),
             scope=f.get("scope", ""),
             needs_cache=bool(f.get("needs_cache", False)),
         )

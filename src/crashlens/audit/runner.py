@@ -84,7 +84,7 @@ def audit(
     return AuditReport(
         entry=entry,
         entry_file=fn.scope.path,
-        findings=tuple(walker.findings),
+        findings=tuple(walker.results()),
         functions_walked=walker.functions_walked,
         truncated_at_depth=walker.truncated,
     )
