@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +75,11 @@ class CrashRecord:
 
     @property
     def headline(self) -> ExceptionBlock | None:
+        """The exception a person should read first: the last dynamo exception of the chain (a later
+        error raised while handling it, e.g. in torch's metrics logging, is secondary), else the last."""
+        for block in reversed(self.chain):
+            if block.type.startswith(("torch._dynamo.exc.", "torch._inductor.exc.")):
+                return block
         return self.chain[-1] if self.chain else None
 
 
@@ -163,8 +169,10 @@ class Diagnosis:
 
     @property
     def ranks(self) -> list[str]:
-        seen: list[str] = []
-        for occ in self.occurrences:
-            if occ.rank and occ.rank not in seen:
-                seen.append(occ.rank)
-        return seen
+        """Ranks that printed this crash, in natural order (TP2 before TP10)."""
+        seen = {occ.rank for occ in self.occurrences if occ.rank}
+        return sorted(seen, key=_natural)
+
+
+def _natural(s: str) -> list[Any]:
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)]

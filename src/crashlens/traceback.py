@@ -11,6 +11,7 @@ from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 MAX_RECORD_LINES = 600  # text kept per record (head and tail), so a runaway record stays bounded
 MAX_FRAMES = 400
 MAX_CHAIN = 32
+MAX_TRACKED_LINES = 5000
 
 _TB_START = re.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
@@ -37,6 +38,13 @@ _DEBUG_CTX = re.compile(r"^\s+Developer debug context: ?(?P<t>.*)$")
 _GB_LINK = re.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
 _GB_ID = re.compile(r"[Gg][Bb](\d{4})")
 _USER_CODE = re.compile(r"^\s*from user code:\s*$")
+_USER_STACK = re.compile(r"^User Stack \(most recent call last\):\s*$")
+# Lines that look like a new log record rather than more of an exception message.
+_LOGLIKE = re.compile(
+    r"^(?:\[?\d{4}-\d\d-\d\d[ T]|[IWEVD]\d{4} \d\d:|\d\d:\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
+    r"|\S+\.py:\d+: \w*Warning:)"
+)
+MAX_MESSAGE_PARAGRAPH_LINES = 60
 _TRAILER = re.compile(
     r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information"
     r"|Set TORCHDYNAMO_VERBOSE=1 for the (?:internal|full Dynamo) stack trace"
@@ -100,9 +108,13 @@ class _Draft:
     dynamo_body: bool = False  # dynamo-only text (sections, `from user code:`) was seen
     structured: bool = False  # 2.7+ Explanation/Hint/Developer debug context sections were seen
     gb_artifact: bool = False  # lines came from the graph_breaks logger
+    saw_user_code: bool = False
+    hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
 
     def keep(self, line: LogLine) -> None:
         self.end_line = line.lineno
+        if len(self.hashes) < MAX_TRACKED_LINES:
+            self.hashes.append(hash(line.text))
         half = MAX_RECORD_LINES // 2
         if len(self.head) < half:
             self.head.append(line.text)
@@ -170,15 +182,20 @@ USER = "user"  # reading `from user code:` frames
 AFTER = "after"  # after a blank line or the trailer: the record may continue (chain) or end
 GB = "graph_break"  # a non-fatal graph-break log entry
 WARN = "warning"  # recompile limit / guard error style multi-line log entries
+SKIP = "skip"  # the call stack printed inside a warning ("This call originates from:"): not a crash
 
 
 class _Stream:
     """Parses the lines of one rank into records."""
 
-    __slots__ = ("draft", "state", "last_frame_idx", "blank_run", "section", "name")
+    __slots__ = ("draft", "state", "blank_run", "section", "name", "nlines", "fed_at", "last_kind", "prev_kind")
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.nlines = 0  # lines of the current record so far
+        self.fed_at = 0  # when this stream last got a line (router clock)
+        self.last_kind = ""  # "frame" / "source" / "" : what the previous line of this stream was
+        self.prev_kind = ""
         self.draft: _Draft | None = None
         self.state = IDLE
         self.blank_run = 0
@@ -188,8 +205,64 @@ class _Stream:
     def active(self) -> bool:
         return self.state != IDLE
 
+    def line_at(self, k: int) -> int | None:
+        """Hash of the k-th line of the current record, if known."""
+        d = self.draft
+        if d is None or k >= len(d.hashes):
+            return None
+        return d.hashes[k]
+
+    def accepts(self, text: str) -> int:
+        """How well this unprefixed line continues the current record: 0 not at all (it would end
+        it), 1 plausibly (blank lines, message continuation), 2 exactly what comes next (a frame in
+        a traceback, the source line after a frame, a dynamo section)."""
+        st = self.state
+        d = self.draft
+        if st == IDLE or d is None:
+            return 0
+        stripped = text.strip()
+        if _FRAME.match(text) or _FRAME_NOFUNC.match(text):
+            return 2 if st in (TB, USER) or (st == AFTER and not d.trailer) else 0
+        if not stripped:
+            return 1
+        if text[:1].isspace():
+            if st in (TB, USER) and self.last_kind in ("frame", "source"):
+                return 2
+            if (_EXPLANATION.match(text) and d.explanation) or (_DEBUG_CTX.match(text) and d.debug_context):
+                return 0  # a report has one of each: this is another rank's copy
+            if _EXPLANATION.match(text) or _HINT.match(text) or _DEBUG_CTX.match(text):
+                last_type = d.blocks[-1].type if d.blocks else ""
+                fresh = st in (BODY, AFTER) and not d.trailer and (not last_type or _DYNAMO_TYPE.search(last_type))
+                return 2 if fresh else (0 if d.trailer else 1)
+            if st == AFTER and d.trailer:
+                return 1 if _TRAILER_TAIL.match(text) else 0
+            return 1
+        if d.trailer and (_USER_CODE.match(text) or (_TRAILER.match(text) and not text.startswith("You can suppress"))):
+            return 0  # a record has one trailer; this one belongs to another rank's copy
+        if (_USER_CODE.match(text) and d.saw_user_code) or (d.gb_id and _GB_LINK.search(text)):
+            return 0
+        if stripped in (_CAUSE, _CONTEXT) or _TRAILER.match(text) or _USER_CODE.match(text):
+            return 2 if st in (BODY, AFTER, USER) else 1
+        if _TB_START.match(text):
+            return 2 if st == AFTER and _awaiting_chained(d) else 0
+        if st == TB:
+            return 2 if (_EXC_IN_TB.match(text) or stripped.startswith(("[...", "..."))) else 0
+        if st in (BODY, AFTER):
+            if _PCG_HINT.match(text) or _BODY_MARKERS.match(text):
+                return 2
+            if st == AFTER and _awaiting_chained(d):
+                return 2
+            if st == BODY and self.blank_run == 0 and not _starts_record(text):
+                return 1
+            return 1 if self._dynamo_message_continues(d, text) else 0
+        if st in (GB, WARN):
+            return 0 if (_GB_HEADER.match(text) or _starts_record(text)) else 1
+        return 0
+
     def feed(self, line: LogLine) -> list[CrashRecord]:
         out: list[CrashRecord] = []
+        self.nlines = self.nlines + 1 if self.state != IDLE else 1
+        self.prev_kind, self.last_kind = self.last_kind, ""
         # A line can end the current record and then start another: loop until it is consumed.
         for _ in range(3):
             consumed = self._step(line, out)
@@ -225,8 +298,11 @@ class _Stream:
             frames.pop(0)
         func = m.groupdict().get("func") or "<unknown>"
         frames.append(Frame(m.group("file"), int(m.group("line")), func))
+        self.last_kind = "frame"
 
     def _add_source(self, frames: list[Frame], text: str) -> None:
+        if self.prev_kind in ("frame", "source"):
+            self.last_kind = "source"
         if frames and frames[-1].source is None:
             f = frames[-1]
             frames[-1] = Frame(f.file, f.line, f.function, text.strip())
@@ -295,6 +371,11 @@ class _Stream:
 
         if st == IDLE:
             return self._idle(line, out)
+        if st == SKIP:
+            if not text.strip() or text[:1].isspace() or _FRAME.match(text):
+                return True
+            self.state = IDLE
+            return self._idle(line, out)
 
         assert d is not None
         stripped = text.strip()
@@ -326,11 +407,8 @@ class _Stream:
 
         m = _TB_START.match(text)
         if m:
-            if st == AFTER and d.blocks and d.blocks[-1].cause_link and not d.blocks[-1].type:
+            if st == AFTER and _awaiting_chained(d):
                 # The chained exception's own traceback.
-                self.state = TB
-                return True
-            if st == AFTER and d.blocks and d.blocks[-1].cause_link is None and d.blocks[-1].type == "":
                 self.state = TB
                 return True
             self._unkeep(d)
@@ -347,6 +425,7 @@ class _Stream:
                 return True
             if text[:1].isspace():
                 if stripped == "..." or _CARET.match(text):
+                    self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
                     return True
                 self._add_source(d.block().frames, text)
                 return True
@@ -381,7 +460,9 @@ class _Stream:
                 self.blank_run = 1
                 return True
             if text[:1].isspace():
-                if not _CARET.match(text):
+                if _CARET.match(text):
+                    self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
+                else:
                     self._add_source(d.user_frames, text)
                 return True
             if _TRAILER.match(text):
@@ -393,9 +474,18 @@ class _Stream:
             return False
 
         # BODY and AFTER
+        if d.trailer and (_USER_CODE.match(text) or (_TRAILER.match(text) and not text.startswith("You can suppress"))):
+            self._unkeep(d)
+            self._end(out, True)
+            return False
         if _USER_CODE.match(text):
             d.dynamo_body = True
+            d.saw_user_code = True
+            d.user_frames.clear()  # `from user code:` is the canonical stack; drop any earlier copy
             self._set_gb_type(d)
+            self.state = USER
+            return True
+        if _USER_STACK.match(text):
             self.state = USER
             return True
         if _TRAILER.match(text) or _TRAILER_TAIL.match(text):
@@ -421,12 +511,15 @@ class _Stream:
                 self._end(out, True)
             return True
         fm = _FRAME.match(text)
-        if fm and st == AFTER and d.blocks and d.blocks[-1].cause_link is None:
+        if fm and st == AFTER and not d.trailer and not _awaiting_chained(d):
             # Frames right after a blank line: the `from user code:` header was lost.
             self._add_frame(d.user_frames, fm)
             self.state = USER
             return True
-        if st == BODY and text[:1].isspace():
+        if text[:1].isspace() and (st == BODY or (d.dynamo_body and self.section is not None)):
+            # Continuation of the message or of a dynamo section (explanations span indented lines,
+            # sometimes after a blank line).
+            self.state = BODY
             if self.section in ("explanation", "hint", "context"):
                 target = {"explanation": d.explanation, "hint": d.hints, "context": d.debug_context}[self.section]
                 if target:
@@ -434,7 +527,7 @@ class _Stream:
                 return True
             d.block().message_lines.append(stripped)
             return True
-        if st == AFTER and d.blocks and d.blocks[-1].cause_link and not d.blocks[-1].type:
+        if st == AFTER and _awaiting_chained(d):
             # Chained exception printed without its own traceback (torch 2.8+ strips it).
             em = _EXC_IN_TB.match(text) or _EXC_FREE.match(text)
             if em and _looks_like_exception(em.group("type")):
@@ -446,9 +539,22 @@ class _Stream:
                 self.section = "message"
             d.block().message_lines.append(stripped)
             return True
+        if self._dynamo_message_continues(d, text):
+            # Dynamo messages run over several paragraphs before their trailer (UserError's
+            # "Caused by:" / "For more information ..." / "User Stack ...").
+            self.section = "message"
+            d.block().message_lines.append(stripped)
+            return True
         self._unkeep(d)
         self._end(out, d.trailer or not d.dynamo_body)
         return False
+
+    def _dynamo_message_continues(self, d: _Draft, text: str) -> bool:
+        if d.trailer or not d.blocks or not _DYNAMO_TYPE.search(d.blocks[-1].type):
+            return False
+        if len(d.blocks[-1].message_lines) > MAX_MESSAGE_PARAGRAPH_LINES:
+            return False
+        return not (_starts_record(text) or _LOGLIKE.match(text))
 
     def _unkeep(self, d: _Draft) -> None:
         """The line that ended a record belongs to whatever comes next."""
@@ -478,6 +584,9 @@ class _Stream:
                 self._add_frame(d.block().frames, fm)
                 self.state = TB
                 return True
+        if text.startswith("This call originates from:"):
+            self.state = SKIP
+            return True
         if _USER_CODE.match(text):
             d = self._start("partial", line)
             d.keep(line)
@@ -631,6 +740,14 @@ class _Stream:
         return False
 
 
+def _awaiting_chained(d: _Draft) -> bool:
+    """A chain marker was read and the next exception of the chain has not started yet."""
+    if len(d.blocks) < 2 or not d.blocks[-2].cause_link:
+        return False
+    last = d.blocks[-1]
+    return not (last.type or last.message_lines or last.frames)
+
+
 def _starts_record(text: str) -> bool:
     return bool(
         _TB_START.match(text)
@@ -661,6 +778,7 @@ class RecordExtractor:
         self._streams: dict[str, _Stream] = {}
         self._last: str = ""
         self._recent_active: list[str] = []
+        self._clock = 0
 
     def _stream(self, key: str) -> _Stream:
         s = self._streams.get(key)
@@ -674,19 +792,46 @@ class RecordExtractor:
         if line.prefixed:
             return ""
         # A continuation line carries no rank: give it to the stream whose record it continues.
-        last = self._streams.get(self._last)
-        if last is not None and last.active:
+        active = [k for k in self._recent_active if (s := self._streams.get(k)) is not None and s.active]
+        if not active:
             return self._last
-        for key in reversed(self._recent_active):
-            s = self._streams.get(key)
-            if s is not None and s.active:
-                return key
-        return self._last
+        scored = [(self._streams[k].accepts(line.text), k) for k in active]
+        best = max(score for score, _ in scored)
+        if best == 0:
+            # It continues nobody's record, so it must not end one: it goes to the unranked stream
+            # (where, in a log without rank prefixes, it ends that stream's record as it should).
+            return ""
+        takers = [k for score, k in scored if score == best]
+        if len(takers) == 1:
+            return takers[0]
+        return self._disambiguate(takers, line.text)
+
+    def _disambiguate(self, takers: list[str], text: str) -> str:
+        """Several ranks print the same traceback at once and their lines interleave.
+
+        A rank expects the line another rank already printed at the same position of the same record;
+        among those that expect this line, the one that waited longest gets it. A line nobody has
+        printed yet belongs to the rank furthest ahead (the longest waiting among equals).
+        """
+        streams = {k: self._streams[k] for k in takers}
+        h = hash(text)
+        expecting = []
+        for k, s in streams.items():
+            pos = s.nlines
+            for other_key, other in streams.items():
+                if other_key != k and other.nlines > pos and other.line_at(pos) == h:
+                    expecting.append(k)
+                    break
+        if expecting:
+            return min(expecting, key=lambda k: streams[k].fed_at)
+        return max(takers, key=lambda k: (streams[k].nlines, -streams[k].fed_at))
 
     def feed(self, line: LogLine) -> list[CrashRecord]:
         key = self._route(line)
         self._last = key
         stream = self._stream(key)
+        self._clock += 1
+        stream.fed_at = self._clock
         out = stream.feed(line)
         if stream.active:
             if key in self._recent_active:
