@@ -30,7 +30,28 @@ def is_changeable(f: Frame) -> bool:
     return not is_stdlib(f.file) and not is_torch(f.file)
 
 
-def package_of(path: str) -> str | None:
+def source_root(chain: tuple[Frame, ...]) -> str | None:
+    """The directory that holds the packages of a chain's non-installed frames (a source checkout).
+
+    `/work/repro/fakeserve/...` and `/work/repro/fakeinfer/...` give `/work/repro/`: the package of a
+    frame is then the first directory below it. Without a second package there is no telling.
+    """
+    dirs = []
+    for f in chain:
+        p = f.file.replace("\\", "/")
+        if is_changeable(f) and not _PACKAGE.search(p) and "/" in p:
+            dirs.append(p.rsplit("/", 1)[0] + "/")
+    if len(set(dirs)) < 2:
+        return None
+    common = dirs[0]
+    for d in dirs[1:]:
+        while not d.startswith(common):
+            common = common[:-1]
+            common = common[: common.rfind("/") + 1]
+    return common if common.count("/") > 1 else None
+
+
+def package_of(path: str, root: str | None = None) -> str | None:
     """Top-level package of a frame's file: `.../site-packages/flashinfer/jit/core.py` -> `flashinfer`."""
     p = path.replace("\\", "/")
     m = None
@@ -38,6 +59,8 @@ def package_of(path: str) -> str | None:
         pass
     if m is not None:
         return m.group("pkg")
+    if root and p.startswith(root) and "/" in p[len(root) :]:
+        return p[len(root) :].split("/", 1)[0]
     # Source checkouts: `/sgl-workspace/sglang/python/sglang/srt/...` -> the directory after `python/`,
     # otherwise the parent directory's name.
     parts = [x for x in p.split("/") if x and x not in (".", "..", "...")]
@@ -48,7 +71,7 @@ def package_of(path: str) -> str | None:
     return parts[-2] if len(parts) >= 2 else None
 
 
-def module_of(path: str) -> str | None:
+def module_of(path: str, root: str | None = None) -> str | None:
     """Dotted module for a file under site-packages (or a source checkout's package dir)."""
     p = path.replace("\\", "/")
     if not p.endswith(".py"):
@@ -58,6 +81,8 @@ def module_of(path: str) -> str | None:
         pass
     if m is not None:
         rel = p[m.start("pkg") :]
+    elif root and p.startswith(root):
+        rel = p[len(root) :]
     else:
         pkg = package_of(p)
         if not pkg or f"/{pkg}/" not in p:
@@ -103,7 +128,8 @@ def entry_of(chain: tuple[Frame, ...], culprit: Frame | None) -> tuple[Frame | N
     """
     if culprit is None:
         return None, None
-    pkg = package_of(culprit.file)
+    root = source_root(chain)
+    pkg = package_of(culprit.file, root)
     idx = None
     for i, f in enumerate(chain):
         if f is culprit or (f.file == culprit.file and f.line == culprit.line):
@@ -114,14 +140,14 @@ def entry_of(chain: tuple[Frame, ...], culprit: Frame | None) -> tuple[Frame | N
     start = idx
     while start > 0:
         prev = chain[start - 1]
-        if is_changeable(prev) and package_of(prev.file) == pkg:
+        if is_changeable(prev) and package_of(prev.file, root) == pkg:
             start -= 1
         elif not is_changeable(prev):
             # stdlib / polyfill frames between two frames of the same package (functools.cache wrappers)
             j = start - 1
             while j >= 0 and not is_changeable(chain[j]):
                 j -= 1
-            if j >= 0 and package_of(chain[j].file) == pkg:
+            if j >= 0 and package_of(chain[j].file, root) == pkg:
                 start = j
             else:
                 break

@@ -10,7 +10,7 @@ from typing import Any
 
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context
-from .culprit import entry_of, module_of, package_of
+from .culprit import entry_of, module_of, package_of, source_root
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
 
@@ -51,7 +51,9 @@ def fingerprint(sig_id: str, family: str, t: Targets, gb_type: str | None, headl
         where = f"{short_path(t.culprit.file)}:{t.culprit.function}"
     else:
         where = _VOLATILE.sub("#", headline)[:200]
-    key = "|".join((family, sig_id, _VOLATILE.sub("#", t.callee), where, _VOLATILE.sub("#", gb_type or "")))
+    # The graph-break type is left out on purpose: partial copies of one crash (SGLang's PCG message,
+    # a duplicate graph break) may lack it, and they must get the same id.
+    key = "|".join((family, sig_id, _VOLATILE.sub("#", t.callee), where))
     return hashlib.sha1(key.encode("utf-8", "replace")).hexdigest()[:16]
 
 
@@ -66,7 +68,7 @@ def _vars(t: Targets, fields: dict[str, str], ctx: Context, cat: Catalog) -> dic
         v["culprit.where"] = f"{short_path(c.file)}:{c.line} in {c.function}"
         if c.source:
             v["culprit.source"] = c.source
-        pkg = package_of(c.file)
+        pkg = package_of(c.file, source_root(t.chain))
         if pkg:
             v["library"] = pkg
     entry, caller = entry_of(t.chain, c)
@@ -75,7 +77,7 @@ def _vars(t: Targets, fields: dict[str, str], ctx: Context, cat: Catalog) -> dic
         v["entry.file"] = entry.file
         v["entry.short"] = short_path(entry.file)
         v["entry.line"] = str(entry.line)
-        mod = module_of(entry.file)
+        mod = module_of(entry.file, source_root(t.chain))
         v["entry.qualified"] = f"{mod}.{entry.function}" if mod else entry.function
         v["caller.file"] = caller.file
         v["caller.line"] = str(caller.line)
@@ -163,7 +165,7 @@ def diagnose(
     record: CrashRecord,
     cat: Catalog,
     facts: Facts,
-    next_blockers: Callable[[Frame], list[dict[str, Any]]] | None = None,
+    next_blockers: Callable[[Frame, tuple[Frame, ...]], list[dict[str, Any]]] | None = None,
 ) -> Diagnosis | None:
     m, t = match_record(record, cat)
     if m is None:
@@ -177,7 +179,7 @@ def build(
     t: Targets,
     cat: Catalog,
     facts: Facts,
-    next_blockers: Callable[[Frame], list[dict[str, Any]]] | None = None,
+    next_blockers: Callable[[Frame, tuple[Frame, ...]], list[dict[str, Any]]] | None = None,
 ) -> Diagnosis:
     sig: Signature = m.signature
     ctx = infer_context(record, t, facts, cat)
@@ -210,7 +212,7 @@ def build(
     nxt: list[dict[str, Any]] = []
     if next_blockers is not None and t.culprit is not None:
         try:
-            nxt = next_blockers(t.culprit)
+            nxt = next_blockers(t.culprit, t.chain)
         except Exception:  # noqa: BLE001 - optional enrichment must never break a diagnosis
             nxt = []
     return Diagnosis(
@@ -246,6 +248,24 @@ def _richness(d: Diagnosis) -> tuple[int, int, int, int]:
     )
 
 
+def _fold_location_only(diags: Iterable[Diagnosis]) -> list[Diagnosis]:
+    """A duplicate graph break logs only its location ("user stack suppressed"): count it as another
+    occurrence of the diagnosis whose traced chain ends at that location."""
+    full: list[Diagnosis] = []
+    only_loc: list[Diagnosis] = []
+    for d in diags:
+        (only_loc if len(d.chain) == 1 and d.chain[0].function == "<graph break>" else full).append(d)
+    by_end = {(d.chain[-1].file, d.chain[-1].line): i for i, d in enumerate(full) if d.chain}
+    for d in only_loc:
+        i = by_end.get((d.chain[0].file, d.chain[0].line))
+        if i is None:
+            full.append(d)
+        else:
+            base = full[i]
+            full[i] = replace(base, occurrences=tuple(dict.fromkeys(base.occurrences + d.occurrences)))
+    return full
+
+
 def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
     """One diagnosis per distinct crash, with every occurrence (rank, file, line) kept."""
     by_id: dict[str, Diagnosis] = {}
@@ -264,7 +284,7 @@ def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
             if other.context.fullgraph is not None:
                 ctx = other.context
         by_id[d.id] = replace(best, occurrences=occ, context=ctx, fatal=cur.fatal or d.fatal)
-    out = [by_id[i] for i in order]
-    first = {i: n for n, i in enumerate(order)}
+    out = _fold_location_only(by_id[i] for i in order)
+    first = {d.id: n for n, d in enumerate(out)}
     out.sort(key=lambda d: (not d.fatal, -d.confidence, first[d.id]))
     return out

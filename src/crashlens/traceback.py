@@ -109,6 +109,7 @@ class _Draft:
     structured: bool = False  # 2.7+ Explanation/Hint/Developer debug context sections were seen
     gb_artifact: bool = False  # lines came from the graph_breaks logger
     saw_user_code: bool = False
+    gb_header_only: bool = False  # the only frame is the graph-break header's location
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
 
     def keep(self, line: LogLine) -> None:
@@ -622,6 +623,10 @@ class _Stream:
                 f, ln = gm.group("file") or gm.group("file2"), gm.group("line") or gm.group("line2")
                 if f and ln:
                     d.lead = f"{f}:{ln}"
+                    # Duplicate graph breaks print only this location; it stands in for the stack
+                    # until (unless) a `User code traceback:` follows.
+                    d.user_frames.append(Frame(f, int(ln), "<graph break>"))
+                    d.gb_header_only = True
                 self.state = GB
                 self.section = "header"
                 return True
@@ -686,6 +691,9 @@ class _Stream:
         if _GB_ENCOUNTERED.match(text):
             return True
         if _GB_USER_TB.match(text):
+            if d.gb_header_only:
+                d.user_frames.clear()
+                d.gb_header_only = False
             self.section = "user"
             return True
         if text.startswith("Graph break:") or text.startswith("torch.compile will skip tracing"):
@@ -792,6 +800,9 @@ class RecordExtractor:
         if line.prefixed:
             return ""
         # A continuation line carries no rank: give it to the stream whose record it continues.
+        last = self._streams.get(self._last)
+        if last is not None and last.state == SKIP and (not line.text.strip() or line.text[:1].isspace()):
+            return self._last  # a warning's call stack is printed in one write: it follows its header
         active = [k for k in self._recent_active if (s := self._streams.get(k)) is not None and s.active]
         if not active:
             return self._last

@@ -10,6 +10,7 @@ from ..records import Diagnosis, Frame
 
 MAX_CHAIN_SHOWN = 8
 MAX_MESSAGE = 240
+MAX_NEXT_SHOWN = 8
 
 
 def _frame(f: Frame) -> str:
@@ -132,9 +133,15 @@ def build_panel(d: Diagnosis, n: int) -> Any:
         parts.append(fixes)
     if d.next:
         parts.append(Text("\nNext in this chain (found statically in the installed library):", style="bold yellow"))
-        for b in d.next:
-            parts.append(Text(f"  - {b.get('file')}:{b.get('line')} in {b.get('function')}: "
-                              f"{b.get('call')} ({b.get('category')})"))
+        nxt = Table.grid(padding=(0, 1))
+        nxt.add_column(no_wrap=True)
+        nxt.add_column(overflow="fold")
+        for b in d.next[:MAX_NEXT_SHOWN]:
+            nxt.add_row("-", Text(f"{short_path(str(b.get('file')))}:{b.get('line')} in {b.get('function')}: "
+                                  f"{b.get('call')} ({b.get('category')})"))
+        if len(d.next) > MAX_NEXT_SHOWN:
+            nxt.add_row("", Text(f"… {len(d.next) - MAX_NEXT_SHOWN} more (see `crashlens audit`)", style="dim"))
+        parts.append(nxt)
     for w in d.warnings:
         parts.append(Text("\n! " + w, style="yellow"))
     sev = "fatal" if d.fatal else "graph break (non-fatal)"
