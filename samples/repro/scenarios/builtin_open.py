@@ -11,7 +11,7 @@ CONFIG_DIR = os.path.join(os.path.dirname(__file__), "data")
 
 
 def get_moe_configs(num_experts: int, n: int) -> dict:
-    path = os.path.join(CONFIG_DIR, f"moe_config_E{num_experts}_N{n}.json")
+    path = os.path.join(CONFIG_DIR, f"moe_config_E{num_experts}_N{n}.json")  # expect: path-join
     with open(path) as f:  # expect: open
         return json.load(f)
 

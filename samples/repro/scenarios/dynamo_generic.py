@@ -8,8 +8,8 @@ from ._harness import compile_and_run
 
 
 def logits_forward(hidden: torch.Tensor, lm_head: torch.Tensor):
-    @dataclasses.dataclass  # expect: build-class
-    class LogitsOutput:
+    @dataclasses.dataclass
+    class LogitsOutput:  # expect: build-class
         next_token_logits: torch.Tensor
 
     return LogitsOutput(hidden @ lm_head).next_token_logits

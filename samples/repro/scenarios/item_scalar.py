@@ -6,7 +6,7 @@ from ._harness import compile_and_run
 
 
 def gather_kv(kv_cache: torch.Tensor, seq_lens: torch.Tensor) -> torch.Tensor:
-    max_len = int(seq_lens.max().item())
+    max_len = int(seq_lens.max().item())  # expect: item-call
     rows = [kv_cache[i] for i in range(max_len)]  # expect: item
     return torch.stack(rows).sum(0)
 
