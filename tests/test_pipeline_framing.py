@@ -76,20 +76,20 @@ def test_ansi_crlf_and_sglang_record_prefix_change_nothing(sample):
     assert "TP3" in got[0].ranks
 
 
-def _many_exceptions(p: Path) -> bool:
-    text = p.read_text(errors="replace")
-    return text.count("Traceback (most recent call last):") > 2
-
-
-# Known limitation: when every rank prints the same long chain of several exceptions and the copies
-# interleave line by line, which copy a repeated line belongs to is ambiguous; we may split the crash.
-INTERLEAVED = [pytest.param(p, marks=pytest.mark.xfail(reason="identical multi-exception chains interleaved "
-                                                           "line by line are ambiguous", strict=False))
-               if _many_exceptions(p) else p for p in FATAL]
+def _pipe_pieces(lines: list[str], limit: int = 4096) -> list[list[str]]:
+    pieces: list[list[str]] = [[]]
+    size = 0
+    for ln in lines:
+        if pieces[-1] and size + len(ln) + 1 > limit:
+            pieces.append([])
+            size = 0
+        pieces[-1].append(ln)
+        size += len(ln) + 1
+    return pieces
 
 
 @pytest.mark.skipif(not FATAL, reason="no recorded samples")
-@pytest.mark.parametrize("sample", INTERLEAVED, ids=[p.stem for p in FATAL])
+@pytest.mark.parametrize("sample", FATAL, ids=[p.stem for p in FATAL])
 def test_interleaved_ranks_report_one_crash_with_all_ranks(sample):
     body = _body(sample)
     plain = next(d for d in _scan(body) if d.fatal)
@@ -97,15 +97,14 @@ def test_interleaved_ranks_report_one_crash_with_all_ranks(sample):
     records = [_sglang_record(body, r) for r in ranks]
     start = next(k for k, ln in enumerate(records[0]) if ln.startswith("[2026"))
     # Warnings are printed while tracing, before any rank fails. Then the ranks fail at the same
-    # moment and their records interleave in chunks of three lines.
+    # moment: each record is one write, which a pipe delivers in pieces of at most 4 KiB, and the
+    # pieces of different ranks interleave.
     out: list[str] = [ln for rec in records for ln in rec[:start]]
-    records = [rec[start:] for rec in records]
-    pos = [0] * len(ranks)
-    while any(p < len(r) for p, r in zip(pos, records)):
-        for k, rec in enumerate(records):
-            if pos[k] < len(rec):
-                out.extend(rec[pos[k] : pos[k] + 3])
-                pos[k] += 3
+    queues = [_pipe_pieces(rec[start:]) for rec in records]
+    while any(queues):
+        for q in queues:
+            if q:
+                out.extend(q.pop(0))
     got = [d for d in _scan(out) if d.fatal]
     assert len(got) == 1, [d.title for d in got]
     assert _key(got[0]) == _key(plain)

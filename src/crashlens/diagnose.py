@@ -236,11 +236,15 @@ def build(
         next=tuple(nxt),
         warnings=tuple(dict.fromkeys(w for w in warnings if w)),
         fields=tuple(sorted(m.fields.items())),
+        complete=record.complete and bool(exception and exception[0]),
     )
 
 
-def _richness(d: Diagnosis) -> tuple[int, int, int, int]:
+def _richness(d: Diagnosis) -> tuple[int, int, int, int, int]:
+    """Which copy of a crash to show: the dynamo exception itself beats a wrapper that quotes it
+    ("Worker failed with error '...'"), then more frames, a culprit, more fixes."""
     return (
+        int(d.exception is not None and d.exception[0].startswith(("torch._dynamo.", "torch._inductor."))),
         int(d.exception is not None and bool(d.exception[0])),
         len(d.chain),
         int(d.culprit is not None),
@@ -266,6 +270,46 @@ def _fold_location_only(diags: Iterable[Diagnosis]) -> list[Diagnosis]:
     return full
 
 
+def _contains(chain: tuple[Frame, ...], part: tuple[Frame, ...]) -> bool:
+    n = len(part)
+    key = [(f.file, f.line, f.function) for f in part]
+    full = [(f.file, f.line, f.function) for f in chain]
+    return any(full[i : i + n] == key for i in range(len(full) - n + 1))
+
+
+def _fold_fragments(diags: list[Diagnosis]) -> list[Diagnosis]:
+    """A cut-off copy of a crash (a truncated paste, or a rank's piece lost among other ranks'
+    output) whose frames are part of a complete report of the same crash is another occurrence
+    of that crash, not a crash of its own."""
+    whole = [d for d in diags if d.complete and d.chain]
+    out: list[Diagnosis] = []
+    for d in diags:
+        host = None
+        if d.chain:
+            for e in whole:
+                if e is d or e.family != d.family or len(e.chain) <= len(d.chain):
+                    continue
+                if not _contains(e.chain, d.chain):
+                    continue
+                # A cut-off copy, or a copy that lost frames but reports the very same error.
+                if (not d.complete and (d.callee is None or d.callee == e.callee)) or (
+                        d.callee is not None and d.callee == e.callee and d.exception == e.exception):
+                    host = e
+                    break
+        if host is None:
+            out.append(d)
+        else:
+            i = next(k for k, x in enumerate(out) if x.id == host.id) if any(x.id == host.id for x in out) else None
+            if i is None:
+                # the host comes later in the list: remember the occurrence on the host itself
+                idx = diags.index(host)
+                diags[idx] = replace(host, occurrences=tuple(dict.fromkeys(host.occurrences + d.occurrences)))
+                whole = [x if x is not host else diags[idx] for x in whole]
+            else:
+                out[i] = replace(out[i], occurrences=tuple(dict.fromkeys(out[i].occurrences + d.occurrences)))
+    return out
+
+
 def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
     """One diagnosis per distinct crash, with every occurrence (rank, file, line) kept."""
     by_id: dict[str, Diagnosis] = {}
@@ -284,7 +328,7 @@ def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
             if other.context.fullgraph is not None:
                 ctx = other.context
         by_id[d.id] = replace(best, occurrences=occ, context=ctx, fatal=cur.fatal or d.fatal)
-    out = _fold_location_only(by_id[i] for i in order)
+    out = _fold_fragments(_fold_location_only(by_id[i] for i in order))
     first = {d.id: n for n, d in enumerate(out)}
     out.sort(key=lambda d: (not d.fatal, -d.confidence, first[d.id]))
     return out

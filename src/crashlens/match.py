@@ -37,6 +37,8 @@ class Targets:
     fatal: bool
     chain: tuple[Frame, ...]
     culprit: Frame | None
+    headline: str = ""  # the headline exception's message (its first line), for the fuzzy matcher
+    explanation: str = ""
 
 
 def is_dynamo(record: CrashRecord) -> bool:
@@ -91,6 +93,8 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
         fatal=is_fatal(record),
         chain=chain,
         culprit=culprit,
+        headline=(record.headline.message.split("\n", 1)[0] if record.headline else ""),
+        explanation=(d.explanation or "") if d is not None else "",
     )
 
 
@@ -170,7 +174,7 @@ def match_record(record: CrashRecord, cat: Catalog) -> tuple[Match | None, Targe
 
 def fuzzy_nearest(t: Targets, sigs: list[Signature]) -> tuple[Signature, float] | None:
     """The closest signature by message and callee, when wording drifted between torch versions."""
-    query = " ".join(x for x in (t.message.split("\n", 2)[-1][:400] if t.message else "", t.callee) if x)
+    query = " ".join(x for x in (t.headline[:300], t.explanation[:300], t.callee) if x)
     if not query.strip() or not sigs:
         return None
     from rapidfuzz import fuzz, process, utils

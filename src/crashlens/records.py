@@ -166,6 +166,7 @@ class Diagnosis:
     next: tuple[dict[str, Any], ...] = ()  # blockers further down the same chain
     warnings: tuple[str, ...] = ()  # "next failure waiting" notes from the catalog
     fields: tuple[tuple[str, str], ...] = field(default=())
+    complete: bool = True  # False when the record was cut off (end of log, or a lost piece)
 
     @property
     def ranks(self) -> list[str]:

@@ -41,7 +41,7 @@ _USER_CODE = re.compile(r"^\s*from user code:\s*$")
 _USER_STACK = re.compile(r"^User Stack \(most recent call last\):\s*$")
 # Lines that look like a new log record rather than more of an exception message.
 _LOGLIKE = re.compile(
-    r"^(?:\[?\d{4}-\d\d-\d\d[ T]|[IWEVD]\d{4} \d\d:|\d\d:\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
+    r"^(?:\[?\d{4}[-/]\d\d[-/]\d\d[ T]|[IWEVD]\d{4} \d\d:|\d\d:\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
     r"|\S+\.py:\d+: \w*Warning:)"
 )
 MAX_MESSAGE_PARAGRAPH_LINES = 60
@@ -213,7 +213,7 @@ class _Stream:
             return None
         return d.hashes[k]
 
-    def accepts(self, text: str) -> int:
+    def accepts(self, text: str, continues: bool = True) -> int:
         """How well this unprefixed line continues the current record: 0 not at all (it would end
         it), 1 plausibly (blank lines, message continuation), 2 exactly what comes next (a frame in
         a traceback, the source line after a frame, a dynamo section)."""
@@ -228,7 +228,9 @@ class _Stream:
             return 1
         if text[:1].isspace():
             if st in (TB, USER) and self.last_kind in ("frame", "source"):
-                return 2
+                # The source line after a frame, but only right after it: other writes in between
+                # break that evidence.
+                return 2 if continues else 1
             if (_EXPLANATION.match(text) and d.explanation) or (_DEBUG_CTX.match(text) and d.debug_context):
                 return 0  # a report has one of each: this is another rank's copy
             if _EXPLANATION.match(text) or _HINT.match(text) or _DEBUG_CTX.match(text):
@@ -253,7 +255,7 @@ class _Stream:
                 return 2
             if st == AFTER and _awaiting_chained(d):
                 return 2
-            if st == BODY and self.blank_run == 0 and not _starts_record(text):
+            if st == BODY and self.blank_run == 0 and not _starts_record(text) and not _LOGLIKE.match(text):
                 return 1
             return 1 if self._dynamo_message_continues(d, text) else 0
         if st in (GB, WARN):
@@ -534,7 +536,7 @@ class _Stream:
             if em and _looks_like_exception(em.group("type")):
                 self._exception_line(d, em)
                 return True
-        if st == BODY and self.blank_run == 0 and not _starts_record(text):
+        if st == BODY and self.blank_run == 0 and not _starts_record(text) and not _LOGLIKE.match(text):
             # Multi-line exception message (e.g. BackendCompilerFailed's second line, ImportError details).
             if self.section in ("explanation", "hint", "context"):
                 self.section = "message"
@@ -795,47 +797,55 @@ class RecordExtractor:
         return s
 
     def _route(self, line: LogLine) -> str:
+        """Which rank stream an unprefixed line belongs to.
+
+        Processes write a record (or a pipe-sized piece of it) in one go, so a line most likely
+        continues the write of the line before it; the exception is a line another rank is due to
+        print next because it already printed the same record that far (ranks crash alike).
+        """
         if line.rank is not None:
             return line.rank
         if line.prefixed:
             return ""
-        # A continuation line carries no rank: give it to the stream whose record it continues.
+        text = line.text
         last = self._streams.get(self._last)
-        if last is not None and last.state == SKIP and (not line.text.strip() or line.text[:1].isspace()):
-            return self._last  # a warning's call stack is printed in one write: it follows its header
+        if last is not None and last.state == SKIP and (not text.strip() or text[:1].isspace()):
+            return self._last  # a warning's call stack follows its header in the same write
         active = [k for k in self._recent_active if (s := self._streams.get(k)) is not None and s.active]
         if not active:
             return self._last
-        scored = [(self._streams[k].accepts(line.text), k) for k in active]
-        best = max(score for score, _ in scored)
+        scores = {k: self._streams[k].accepts(text, k == self._last) for k in active}
+        best = max(scores.values())
         if best == 0:
             # It continues nobody's record, so it must not end one: it goes to the unranked stream
             # (where, in a log without rank prefixes, it ends that stream's record as it should).
             return ""
-        takers = [k for score, k in scored if score == best]
-        if len(takers) == 1:
-            return takers[0]
-        return self._disambiguate(takers, line.text)
-
-    def _disambiguate(self, takers: list[str], text: str) -> str:
-        """Several ranks print the same traceback at once and their lines interleave.
-
-        A rank expects the line another rank already printed at the same position of the same record;
-        among those that expect this line, the one that waited longest gets it. A line nobody has
-        printed yet belongs to the rank furthest ahead (the longest waiting among equals).
-        """
-        streams = {k: self._streams[k] for k in takers}
-        h = hash(text)
-        expecting = []
-        for k, s in streams.items():
-            pos = s.nlines
-            for other_key, other in streams.items():
-                if other_key != k and other.nlines > pos and other.line_at(pos) == h:
-                    expecting.append(k)
-                    break
+        if self._last == "" and best == 1 and scores.get("", 0) == 0:
+            return ""  # a blank or indented line right after a foreign line belongs to that write
+        expecting = self._expecting([k for k, sc in scores.items() if sc > 0], text)
+        if self._last in scores and scores[self._last] > 0 and (not expecting or self._last in expecting):
+            if scores[self._last] == best or not expecting:
+                return self._last
         if expecting:
-            return min(expecting, key=lambda k: streams[k].fed_at)
-        return max(takers, key=lambda k: (streams[k].nlines, -streams[k].fed_at))
+            return min(expecting, key=lambda k: self._streams[k].fed_at)
+        takers = [k for k, sc in scores.items() if sc == best]
+        return max(takers, key=lambda k: (self._streams[k].nlines, -self._streams[k].fed_at))
+
+    def _expecting(self, keys: list[str], text: str) -> list[str]:
+        """Streams whose next line, by another rank's copy of the same record, is this one."""
+        if len(keys) < 2:
+            return []
+        h = hash(text)
+        out = []
+        for k in keys:
+            s = self._streams[k]
+            pos = s.nlines
+            for other_key in keys:
+                other = self._streams[other_key]
+                if other_key != k and other.nlines > pos and other.line_at(pos) == h:
+                    out.append(k)
+                    break
+        return out
 
     def feed(self, line: LogLine) -> list[CrashRecord]:
         key = self._route(line)
