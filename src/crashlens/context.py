@@ -15,6 +15,7 @@ class Facts:
 
     values: dict[str, str] = field(default_factory=dict)
     where: dict[str, tuple[str, int]] = field(default_factory=dict)
+    from_prefix: set[str] = field(default_factory=set)  # keys learnt from a line's prefix, not its text
 
     def set(self, key: str, value: str, source: str, lineno: int) -> None:
         if key not in self.values:
@@ -34,6 +35,10 @@ class FactCollector:
         self._triggers = [(r.trigger, r) for r in cat.facts]
 
     def feed(self, line: LogLine) -> None:
+        if line.record_start and line.rank and "server" not in self.facts.values:
+            # Only SGLang prints a `[date time TPn]` prefix once per record.
+            self.facts.set("server", "sglang", line.source, line.lineno)
+            self.facts.from_prefix.add("server")
         text = line.text
         for trig, rule in self._triggers:
             if trig in text:

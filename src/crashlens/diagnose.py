@@ -184,7 +184,7 @@ def build(
     sig: Signature = m.signature
     ctx = infer_context(record, t, facts, cat)
     values = _vars(t, m.fields, ctx, cat)
-    libs: list[LibraryRule] = library_rules(t, sig, cat) if sig.family == "dynamo" else []
+    libs: list[LibraryRule] = library_rules(t, sig, cat)
     templates: list[tuple[FixTemplate, str]] = []
     lib_kinds: set[str] = set()
     for rule in libs:

@@ -24,8 +24,15 @@ _EXC_IN_TB = re.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: 
 # Outside a traceback only clear exception names start a record (so `INFO: ...` never does).
 _EXC_FREE = re.compile(
     r"^(?P<lead>[^\n]{0,120}?: )?"
-    r"(?P<type>(?:[a-z_][\w]*\.)+_?[A-Z]\w*|(?:[A-Z]\w*)?(?:Error|Unsupported|BackendCompilerFailed))"
+    r"(?P<type>(?:[a-z_][\w]*\.)+_?[A-Z]\w*|(?:[A-Z]\w*)?(?:Error|Exception|Unsupported|BackendCompilerFailed))"
     r"(?::(?: (?P<msg>.*))?)?\s*$"
+)
+# `torch._dynamo.exc.InternalTorchDynamoError: RuntimeError: ...`: the leading dotted type is the exception.
+_EXC_LEADING = re.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
+# Fatal errors printed by C++ (no Python traceback): std::terminate and the NCCL watchdog.
+_CXX_FATAL = re.compile(
+    r"^(?:terminate called after throwing an instance of '(?P<type>[^']+)'"
+    r"|(?:\[[^\]]*\] )?(?P<msg>\[(?:PG \d+ )?Rank \d+\] Watchdog caught collective operation timeout: .*))$"
 )
 _DYNAMO_TYPE = re.compile(
     r"(?:^|\.)(?:Unsupported|UserError|TorchRuntimeError|InternalTorchDynamoError|BackendCompilerFailed|"
@@ -52,7 +59,7 @@ _TRAILER = re.compile(
 )
 _TRAILER_TAIL = re.compile(r"^\s+(?:import torch\._dynamo|torch\._dynamo\.config\.suppress_errors = True)\s*$")
 _BODY_MARKERS = re.compile(
-    r"^(?:\s*Higher Order Operator:|\*\*\* While handling this graph break|Minifier script written to"
+    r"^(?:\s*what\(\):|Exception raised from |\s*Higher Order Operator:|\*\*\* While handling this graph break|Minifier script written to"
     r"|Last frame execution written to|To execute this test, run the following command|- Root cause:)"
 )
 # SGLang's piecewise CUDA graph handler prints str(e) after this, then a fixed hint.
@@ -189,7 +196,8 @@ SKIP = "skip"  # the call stack printed inside a warning ("This call originates 
 class _Stream:
     """Parses the lines of one rank into records."""
 
-    __slots__ = ("draft", "state", "blank_run", "section", "name", "nlines", "fed_at", "last_kind", "prev_kind")
+    __slots__ = ("draft", "state", "blank_run", "section", "name", "nlines", "fed_at", "last_kind", "prev_kind",
+                 "pending_gb")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -197,6 +205,7 @@ class _Stream:
         self.fed_at = 0  # when this stream last got a line (router clock)
         self.last_kind = ""  # "frame" / "source" / "" : what the previous line of this stream was
         self.prev_kind = ""
+        self.pending_gb: str | None = None
         self.draft: _Draft | None = None
         self.state = IDLE
         self.blank_run = 0
@@ -622,6 +631,9 @@ class _Stream:
                 b = d.new_block()
                 if gm.group("msg"):
                     b.message_lines.append(gm.group("msg"))
+                elif self.pending_gb:
+                    b.message_lines.append(self.pending_gb)
+                self.pending_gb = None
                 f, ln = gm.group("file") or gm.group("file2"), gm.group("line") or gm.group("line2")
                 if f and ln:
                     d.lead = f"{f}:{ln}"
@@ -632,6 +644,23 @@ class _Stream:
                 self.state = GB
                 self.section = "header"
                 return True
+        if c0 in "t[" and ("terminate called" in text or "Watchdog caught" in text):
+            cm = _CXX_FATAL.match(text)
+            if cm:
+                d = self._start("partial", line)
+                d.keep(line)
+                b = d.new_block()
+                b.type = cm.group("type") or ""
+                if cm.group("msg"):
+                    b.message_lines.append(cm.group("msg"))
+                self.state = BODY
+                self.section = "message"
+                return True
+        if c0 == "G" and text.startswith("Graph break from ") and "consider setting" in text:
+            # torch's `.item()` advice, printed before the graph-break entry it explains
+            self.pending_gb = text.split(", consider setting")[0]
+            self.state = SKIP
+            return True
         if c0 == "W" and text.startswith("WON'T CONVERT"):
             d = self._start("warning", line, lead=text.strip())
             d.keep(line)
@@ -659,13 +688,13 @@ class _Stream:
             self.section = "message"
             return True
         if ":" in text and not c0.isspace():
-            em = _EXC_FREE.match(text)
+            em = _EXC_LEADING.match(text) or _EXC_FREE.match(text)
             if em and _looks_like_exception(em.group("type")):
-                lead = em.group("lead")
+                lead = em.group("lead") or None
                 t = em.group("type")
                 if lead and "." not in t:
                     return True  # "something: ValueError" is prose, not an exception line
-                if lead is None and not ("." in t or _DYNAMO_TYPE.search(t) or t.endswith("Error")):
+                if lead is None and not ("." in t or _DYNAMO_TYPE.search(t) or t.endswith(("Error", "Exception"))):
                     return True
                 d = self._start("partial", line, lead=_clean_lead(lead))
                 d.keep(line)
