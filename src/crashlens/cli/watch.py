@@ -1,0 +1,400 @@
+"""`crashlens watch FILE...` and `cmd | crashlens --follow`: the pipeline fed from live sources, one report per crash."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from typing import IO, Any
+
+import click
+
+from ..catalog import get_catalog
+from ..diagnose import merge
+from ..follow import Idle, LineBuffer, follow, stream_chunks
+from ..pipeline import SourceSession
+from ..read import decode_line
+from ..records import Diagnosis
+from .scan import next_blockers_hook
+
+# A record that reached its natural end (the dynamo trailer, or a plain traceback's exception line) is
+# reported once its stream has taken no line for one fast poll (follow.MIN_INTERVAL): a crashing process
+# writes its whole traceback at once, so anything that still belongs to it arrives within that time.
+SETTLE = 0.015
+STATUS_EVERY = 0.25  # seconds between redraws of the live status line
+DEFAULT_QUIET = 0.5  # seconds a rank must be quiet before its cut-off traceback is reported
+MAX_HOLD = 10.0  # seconds of quiet a finished crash waits at most for other ranks' open records
+
+
+# -- when is a crash complete? -------------------------------------------------------------------------
+def _stream_progress(session: SourceSession, key: str) -> tuple[Any, bool]:
+    """(a token that changes whenever the stream takes a line, whether its record reached its natural end)."""
+    status = session.extractor.stream_status(key)
+    if status is None:
+        return session.lines, False
+    start, end, at_end = status
+    return (start, end), at_end
+
+
+def _close_complete(session: SourceSession, key: str) -> list[Diagnosis]:
+    """End a record that reached its natural end as complete, as RecordExtractor.finish() would."""
+    return session.flush_stream(key, complete=True)
+
+
+class _Flusher:
+    """Ends records whose rank stream went quiet: SETTLE after a natural end, the quiet period otherwise.
+
+    Quiet time is what the sources report as Idle, so a backlog being worked through never counts."""
+
+    def __init__(self, quiet_period: float) -> None:
+        self.quiet_period = quiet_period
+        self._quiet: dict[tuple[str, str], tuple[Any, float]] = {}  # (source, rank) -> (progress, quiet s)
+
+    def tick(self, sessions: Iterable[SourceSession], idle: Idle) -> list[Diagnosis]:
+        out: list[Diagnosis] = []
+        live: set[tuple[str, str]] = set()
+        for session in sessions:
+            for key in session.extractor.active_streams():
+                slot = (session.name, key)
+                token, at_end = _stream_progress(session, key)
+                prev = self._quiet.get(slot)
+                if prev is None or prev[0] != token:
+                    self._quiet[slot] = (token, 0.0)
+                    live.add(slot)
+                    continue
+                quiet = prev[1] + idle.seconds
+                if at_end and quiet >= SETTLE:
+                    out.extend(_close_complete(session, key))
+                    continue
+                if quiet >= self.quiet_period:
+                    out.extend(session.flush_stream(key))  # cut off: the record is marked incomplete
+                    continue
+                self._quiet[slot] = (token, quiet)
+                live.add(slot)
+        for slot in [s for s in self._quiet if s not in live]:
+            del self._quiet[slot]
+        return out
+
+
+# -- --exec ----------------------------------------------------------------------------------------------
+class _Exec:
+    """Runs the user's command once per new crash with the diagnosis JSON on stdin; never blocks watching."""
+
+    def __init__(self, cmd: str) -> None:
+        try:
+            self.argv = shlex.split(cmd)
+        except ValueError as e:
+            raise click.UsageError(f"--exec: cannot parse command ({e})") from None
+        if not self.argv:
+            raise click.UsageError("--exec: empty command")
+        self._threads: list[threading.Thread] = []
+        self._problems: list[str] = []
+        self._reported = False
+        self._lock = threading.Lock()
+
+    def run(self, payload: str) -> None:
+        t = threading.Thread(target=self._run, args=(payload.encode("utf-8"),), daemon=True)
+        t.start()
+        self._threads = [x for x in self._threads if x.is_alive()] + [t]
+
+    def _run(self, payload: bytes) -> None:
+        # The command's own output goes to our stderr, never into the stream of diagnoses on stdout.
+        try:
+            err_fd: Any = sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            err_fd = subprocess.DEVNULL
+        try:
+            rc = subprocess.run(self.argv, input=payload, stdout=err_fd, check=False).returncode
+        except OSError as e:
+            problem = f"cannot run {self.argv[0]!r}: {e.strerror or e}"
+        else:
+            if rc == 0:
+                return
+            problem = f"{shlex.join(self.argv)!r} exited with status {rc}"
+        with self._lock:
+            self._problems.append(problem)
+
+    def drain(self) -> str | None:
+        """The first failure, once; later failures are not repeated."""
+        with self._lock:
+            problems, self._problems = self._problems, []
+        if not problems or self._reported:
+            return None
+        self._reported = True
+        return f"--exec: {problems[0]} (watching goes on; further failures are not reported)"
+
+    def wait(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+
+# -- output ----------------------------------------------------------------------------------------------
+def _plain_only(color: bool | None) -> bool:
+    return color is False or "NO_COLOR" in os.environ
+
+
+class _Reporter:
+    """Prints each distinct crash once; later copies (other ranks, other files) only update the counts."""
+
+    def __init__(self, fmt: str, out: IO[str], color: bool | None, exec_cmd: str | None,
+                 status: bool, files: list[str] | None = None) -> None:
+        self.fmt = fmt
+        self.out = out
+        self.exec = _Exec(exec_cmd) if exec_cmd else None
+        self.seen: dict[str, Diagnosis] = {}
+        self.order: list[str] = []
+        self.files = files or []
+        self.sessions: list[SourceSession] = []
+        self._pending: list[Diagnosis] = []  # finished, waiting for the other ranks' records to close
+        self._pending_quiet = 0.0
+        self._console: Any = None
+        self._live: Any = None
+        self._last_status = 0.0
+        self._status_shown = ""
+        if fmt == "terminal":
+            from rich.console import Console
+
+            plain = _plain_only(color)
+            # color_system=None: no escape codes at all (NO_COLOR alone would keep bold and dim).
+            extra: dict[str, Any] = {"color_system": None} if plain else {}
+            self._console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=False,
+                                    force_terminal=True if color else None, **extra)
+            if status and not plain and self._console.is_terminal:
+                from rich.live import Live
+
+                self._live = Live(self._status_text(), console=self._console, auto_refresh=False,
+                                  transient=True, redirect_stdout=False, redirect_stderr=False)
+                self._live.start()
+
+    @property
+    def fatal(self) -> bool:
+        return any(d.fatal for d in self.seen.values())
+
+    def add(self, diags: Iterable[Diagnosis]) -> None:
+        """Crashes that completed; printed once no other record is open (see release)."""
+        self._pending.extend(diags)
+        if self._pending and not self._records_open():
+            self.release()
+
+    def idle(self, seconds: float) -> None:
+        if not self._pending:
+            return
+        self._pending_quiet += seconds
+        if self._pending_quiet >= MAX_HOLD or not self._records_open():
+            self.release()
+
+    def _records_open(self) -> bool:
+        return any(s.extractor.active_streams() for s in self.sessions)
+
+    def release(self) -> None:
+        """Print the crashes that are new. Ranks that crash together print their tracebacks interleaved,
+        and a rank's copy may finish before the complete one it is a fragment of; so crashes wait until
+        no record is open and then go through merge() together, which
+        decides "the same crash" exactly as scan does. A record left open that long is cut off after the
+        quiet period anyway; MAX_HOLD only guards against one that keeps taking lines."""
+        batch, self._pending, self._pending_quiet = self._pending, [], 0.0
+        if not batch:
+            return
+        merged = merge([*self.seen.values(), *batch])
+        for m in merged:
+            if m.id in self.seen:
+                self.seen[m.id] = m  # another occurrence: the status line's counts change
+        # A crash already printed that merge() now folds into a new one stays printed and counted.
+        for m in merged:
+            if m.id in self.seen:
+                continue
+            self.seen[m.id] = m
+            self.order.append(m.id)
+            self._print(m, len(self.order))
+            if self.exec is not None:
+                from ..render.json import render_line
+
+                self.exec.run(render_line(m) + "\n")
+
+    def _print(self, d: Diagnosis, n: int) -> None:
+        if self.fmt == "jsonl":
+            from ..render.json import render_line
+
+            self.out.write(render_line(d) + "\n")
+            self.out.flush()
+        elif self.fmt == "terminal":
+            from ..render.terminal import build_panel
+
+            self._console.print(build_panel(d, n))
+            self.out.flush()
+            self._refresh(force=True)
+
+    def notice(self, source: str, message: str) -> None:
+        """tail -F style news about a followed file (truncated, replaced, appeared) on stderr."""
+        line = f"crashlens: {source}: {message}"
+        if self._live is not None:
+            from rich.text import Text
+
+            self._console.print(Text(line, style="dim"))
+            return
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def tick(self) -> None:
+        if self.exec is not None:
+            problem = self.exec.drain()
+            if problem:
+                self._error(problem)
+        self._refresh()
+
+    def _error(self, message: str) -> None:
+        if self._live is not None:
+            from rich.text import Text
+
+            self._console.print(Text(f"crashlens: {message}", style="bold red"))
+            return
+        sys.stderr.write(f"crashlens: {message}\n")
+        sys.stderr.flush()
+
+    def _status_text(self) -> Any:
+        from rich.text import Text
+
+        lines = sum(s.lines for s in self.sessions)
+        fatal = sum(1 for d in self.seen.values() if d.fatal)
+        what = f"{len(self.files)} file(s)" if len(self.files) != 1 else self.files[0]
+        t = Text(f"watching {what} · {lines} lines · {len(self.seen)} crash(es), {fatal} fatal", style="dim")
+        for n, i in enumerate(self.order[:6], 1):
+            d = self.seen[i]
+            ranks = len(d.ranks)
+            t.append(f" · #{n} " + (f"{ranks} rank(s)" if ranks else f"seen {len(d.occurrences)}x"), style="dim")
+        t.append("  (Ctrl-C to stop)", style="dim")
+        return t
+
+    def _refresh(self, force: bool = False) -> None:
+        if self._live is None:
+            return
+        now = time.monotonic()
+        if force or now - self._last_status >= STATUS_EVERY:
+            self._last_status = now
+            text = self._status_text()
+            if force or text.plain != self._status_shown:  # an idle watcher writes nothing
+                self._status_shown = text.plain
+                self._live.update(text, refresh=True)
+
+    def close(self) -> None:
+        self.release()
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self.fmt == "json":
+            from ..pipeline import ScanResult
+            from ..render.json import render
+
+            ordered = merge(self.seen[i] for i in self.order)
+            sources = tuple((s.name, s.lines) for s in self.sessions)
+            self.out.write(render(ScanResult(sources, tuple(ordered))))
+            self.out.flush()
+        if self.exec is not None:
+            self.exec.wait()
+            problem = self.exec.drain()
+            if problem:
+                self._error(problem)
+
+
+# -- the two ways in -------------------------------------------------------------------------------------
+def _watch_files(files: list[str], fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None,
+                 exec_cmd: str | None, quiet_period: float, from_start: bool) -> int:
+    cat = get_catalog(list(signatures))
+    hook = next_blockers_hook(audit)
+    sessions = {name: SourceSession(name, cat, hook) for name in files}
+    reporter = _Reporter(fmt, sys.stdout, color, exec_cmd, status=True, files=files)
+    reporter.sessions = list(sessions.values())
+    flusher = _Flusher(quiet_period)
+    try:
+        for item in follow(files, from_start=from_start, quiet_period=quiet_period, notice=reporter.notice):
+            if isinstance(item, Idle):
+                reporter.add(flusher.tick(sessions.values(), item))
+                reporter.idle(item.seconds)
+                reporter.tick()
+                continue
+            name, text = item
+            reporter.add(sessions[name].feed(text))
+    finally:
+        reporter.close()
+    return 1 if reporter.fatal else 0  # not reached: following files ends only with Ctrl-C
+
+
+def _follow_stream(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None,
+                   exec_cmd: str | None, quiet_period: float) -> int:
+    cat = get_catalog(list(signatures))
+    session = SourceSession("<stdin>", cat, next_blockers_hook(audit))
+    # Diagnoses go to stderr: stdout carries the input through, byte for byte.
+    reporter = _Reporter(fmt, sys.stderr, color, exec_cmd, status=False)
+    reporter.sessions = [session]
+    flusher = _Flusher(quiet_period)
+    passthrough = sys.stdout.buffer
+    buf = LineBuffer()
+    partial_quiet = 0.0  # how long a partial last line has waited for its newline
+    just_read = False
+    try:
+        for chunk in stream_chunks(sys.stdin.buffer):
+            if isinstance(chunk, Idle):
+                # The wait that ended with data does not count for a partial line that data brought.
+                partial_quiet = 0.0 if just_read else partial_quiet + chunk.seconds
+                just_read = False
+                if buf.pending and partial_quiet >= quiet_period:
+                    raw = buf.flush()
+                    if raw is not None:
+                        reporter.add(session.feed(decode_line(raw)))
+                reporter.add(flusher.tick([session], chunk))
+                reporter.idle(chunk.seconds)
+                reporter.tick()
+                continue
+            just_read = True
+            passthrough.write(chunk)
+            passthrough.flush()
+            for raw in buf.feed(chunk):
+                reporter.add(session.feed(decode_line(raw)))
+        raw = buf.flush()
+        if raw is not None:
+            reporter.add(session.feed(decode_line(raw)))
+        reporter.add(session.finish())
+    finally:
+        reporter.close()
+    return 1 if reporter.fatal else 0
+
+
+def follow_stdin(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None) -> int:
+    """`cmd 2>&1 | crashlens --follow`: input through to stdout, diagnoses to stderr as crashes complete."""
+    return _follow_stream(fmt, tuple(signatures), audit, color, None, DEFAULT_QUIET)
+
+
+@click.command("watch")
+@click.argument("files", nargs=-1, required=True, type=str)
+@click.option("--from-start", is_flag=True, help="Read each file whole first (default: start at its end).")
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json", "jsonl"]), default="terminal",
+              show_default=True, help="jsonl: one diagnosis per line as it completes; json: one document at the end.")
+@click.option("--exec", "exec_cmd", metavar="CMD",
+              help="Run CMD for each new crash, with its crashlens/v1 diagnosis JSON on stdin (no shell).")
+@click.option("--quiet-period", type=click.FloatRange(min=0.01), default=DEFAULT_QUIET, show_default=True,
+              metavar="SECONDS", help="A cut-off traceback is reported after its rank was quiet this long.")
+@click.option("--signatures", "signatures", multiple=True, metavar="DIR",
+              help="Extra signature directory (overrides built-ins by id).")
+@click.option("--audit/--no-audit", default=True, show_default=True,
+              help="Add the next blockers found statically in the installed culprit library.")
+@click.option("--color/--no-color", default=None, help="Force colour on or off (default: auto, NO_COLOR respected).")
+def watch(files: tuple[str, ...], from_start: bool, fmt: str, exec_cmd: str | None, quiet_period: float,
+          signatures: tuple[str, ...], audit: bool, color: bool | None) -> int:
+    """Follow log FILES like `tail -F` and diagnose crashes as they happen (`-` streams stdin through).
+
+    \b
+    crashlens watch server.log                 report crashes as they complete (Ctrl-C to stop)
+    crashlens watch rank*.log --format jsonl   one JSON diagnosis per line, for other programs
+    cmd 2>&1 | crashlens watch -               pass the log through; diagnoses on stderr; exit 1 if fatal
+    """
+    names = list(dict.fromkeys(files))
+    if "-" in names:
+        if len(names) > 1:
+            raise click.UsageError("`-` (stdin) cannot be watched together with files")
+        return _follow_stream(fmt, signatures, audit, color, exec_cmd, quiet_period)
+    return _watch_files(names, fmt, signatures, audit, color, exec_cmd, quiet_period, from_start)
