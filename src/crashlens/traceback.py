@@ -222,6 +222,17 @@ class _Stream:
             return None
         return d.hashes[k]
 
+    def at_natural_end(self) -> bool:
+        d = self.draft
+        if d is None:
+            return False
+        if d.trailer:
+            return self.state == AFTER
+        if self.state in (BODY, AFTER) and not d.dynamo_body and d.blocks:
+            last = d.blocks[-1]
+            return bool(last.type) and not _DYNAMO_TYPE.search(last.type)
+        return False
+
     def accepts(self, text: str, continues: bool = True) -> int:
         """How well this unprefixed line continues the current record: 0 not at all (it would end
         it), 1 plausibly (blank lines, message continuation), 2 exactly what comes next (a frame in
@@ -894,15 +905,29 @@ class RecordExtractor:
     def active_streams(self) -> list[str]:
         return [k for k, s in self._streams.items() if s.active]
 
-    def close_stream(self, key: str) -> CrashRecord | None:
+    def stream_status(self, key: str) -> tuple[int, int, bool] | None:
+        """(start line, last line, reached its natural end) of the record open on a stream, if any.
+
+        A record reaches its natural end at its dynamo trailer, or, for a plain traceback, at its
+        exception line; later lines could still extend it (a chain), which is why it stays open."""
         s = self._streams.get(key)
-        return s.close(complete=False) if s is not None else None
+        if s is None or s.draft is None:
+            return None
+        d = s.draft
+        return d.start_line, d.end_line or d.start_line, s.at_natural_end()
+
+    def close_stream(self, key: str, complete: bool | None = None) -> CrashRecord | None:
+        """End the record open on a stream now (watch mode: the rank went quiet). complete=None decides
+        as finish() does: complete when it reached its natural end, cut off otherwise."""
+        s = self._streams.get(key)
+        if s is None:
+            return None
+        return s.close(complete=s.at_natural_end() if complete is None else complete)
 
     def finish(self) -> list[CrashRecord]:
         out: list[CrashRecord] = []
         for s in self._streams.values():
-            complete = s.state == AFTER and (s.draft is not None and (s.draft.trailer or not s.draft.dynamo_body))
-            rec = s.close(complete=complete)
+            rec = s.close(complete=s.at_natural_end())
             if rec is not None:
                 out.append(rec)
         return out
