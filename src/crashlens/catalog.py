@@ -17,16 +17,50 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 # A pathological log line must not hang a scan: every catalog pattern runs under this limit (seconds).
 PATTERN_TIMEOUT = 0.25
+# A catalog file is read whole; these bound what a hostile or broken one can cost.
+MAX_FILE_BYTES = 1024 * 1024
+MAX_PATTERN_CHARS = 2000
+# A bounded repeat this wide backtracks like an unbounded one when nested.
+WIDE_REPEAT = 100
 
 FIX_KINDS = {"custom-op", "decorate", "precompute", "config", "flag", "upgrade", "workaround", "report", "rewrite"}
 CONTEXTS = {"fullgraph", "graph-break", "unknown"}
 MATCH_KEYS = {
     "exception", "message", "gb", "callee", "frames", "culprit_source", "kind", "not_message", "lead", "text",
 }
+SIGNATURE_KEYS = {
+    "id", "name", "family", "title", "summary", "why", "priority", "confidence", "tags", "fuzzy", "fixsets",
+    "match", "extract", "next", "fixes", "examples",
+}
+FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "safety", "file", "line", "requires"}
+EXAMPLE_KEYS = {"expect", "era", "origin", "fields", "text"}
+# Control characters (tab and newline aside), C1 controls and bidi overrides: a catalog is shown on a
+# terminal, so none of these may hide in it.
+_CONTROL = regex.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 class CatalogError(Exception):
     """A signature file is malformed; the message names the file, the field and the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogPattern:
+    """A compiled catalog pattern and where it is defined; it only ever runs under PATTERN_TIMEOUT."""
+
+    rx: Any
+    where: str  # "file: field", for the timeout warning
+    negative: bool = False  # a not_message pattern: a timeout must exclude, not admit
+
+    @property
+    def pattern(self) -> str:
+        return str(self.rx.pattern)
+
+    @property
+    def groupindex(self) -> Any:
+        return self.rx.groupindex
+
+    def search(self, text: str) -> Any:
+        return search(self, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,70 +186,146 @@ def builtin_dir() -> Path:
     return repo
 
 
-def compile_pattern(pat: str, where: str) -> Any:
+def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPattern:
     if not isinstance(pat, str):
         raise CatalogError(f"{where}: pattern must be a string, got {type(pat).__name__}")
+    if len(pat) > MAX_PATTERN_CHARS:
+        raise CatalogError(f"{where}: pattern is {len(pat)} characters long (at most {MAX_PATTERN_CHARS})")
     if _nested_unbounded(pat):
         raise CatalogError(f"{where}: pattern {pat!r} nests unbounded repetition (catastrophic backtracking risk)")
     try:
-        return regex.compile(pat, regex.MULTILINE | regex.V0)
-    except regex.error as e:
+        rx = regex.compile(pat, regex.MULTILINE | regex.V0)
+    except (regex.error, ValueError, OverflowError, RecursionError) as e:
         raise CatalogError(f"{where}: pattern {pat!r} does not compile: {e}") from None
+    return CatalogPattern(rx, where, negative)
+
+
+def _quantifier(pat: str, i: int) -> tuple[int, bool]:
+    """The quantifier at pat[i:], if any: (its length, whether it repeats unboundedly or very widely)."""
+    n = len(pat)
+    if i >= n:
+        return 0, False
+    c = pat[i]
+    if c in "*+":
+        length, unbounded = 1, True
+    elif c == "?":
+        length, unbounded = 1, False
+    elif c == "{":
+        m = regex.match(r"\{\s*(\d*)\s*(,?)\s*(\d*)\s*\}", pat[i:])
+        if m is None or (not m.group(1) and not m.group(3)):
+            return 0, False  # a literal brace
+        low = int(m.group(1) or 0)
+        high = int(m.group(3)) if m.group(3) else None
+        if not m.group(2):
+            high = low
+        length = m.end()
+        unbounded = high is None or (high >= WIDE_REPEAT and high != low)
+    else:
+        return 0, False
+    if i + length < n and pat[i + length] in "?+":  # lazy or possessive
+        length += 1
+    return length, unbounded
+
+
+def _class_end(pat: str, i: int) -> int:
+    """Index just past the character class opening at pat[i] (handles []...], [^]...], [[:alpha:]], escapes)."""
+    n = len(pat)
+    j = i + 1
+    if j < n and pat[j] == "^":
+        j += 1
+    if j < n and pat[j] == "]":
+        j += 1
+    while j < n and pat[j] != "]":
+        if pat[j] == "\\":
+            j += 2
+        elif pat.startswith("[:", j):
+            close = pat.find(":]", j + 2)
+            j = close + 2 if close >= 0 else j + 1
+        elif pat[j] == "[":  # a nested set (regex V1 syntax): skip it whole
+            j = _class_end(pat, j)
+        else:
+            j += 1
+    return j + 1
 
 
 def _nested_unbounded(pat: str) -> bool:
-    """True for shapes like (a+)+ or (a*)* or (.*x)*: a quantified group holding an unbounded repeat."""
-    depth_unbounded: list[bool] = []
+    """True for shapes like (a+)+, (a*)*, (.*x)*, (\\w{2,})+, ((a+)?)*: a repeated group holding an unbounded
+    repeat, the shape whose backtracking grows exponentially with the line. Conservative: (?:x+y)+ counts too."""
+    # One entry per open group: does it hold an unbounded repeat?
+    stack: list[bool] = [False]
     i = 0
     n = len(pat)
     while i < n:
         c = pat[i]
+        atom_unbounded = False  # the atom just read holds an unbounded repeat itself
         if c == "\\":
             i += 2
+            if i - 1 < n and pat[i - 1] in "pPNxuUgk" and i < n and pat[i] == "{":
+                close = pat.find("}", i)
+                i = close + 1 if close >= 0 else n
+        elif c == "[":
+            i = _class_end(pat, i)
+        elif c == "(":
+            if pat.startswith("(?#", i):  # a comment
+                close = pat.find(")", i)
+                i = close + 1 if close >= 0 else n
+                continue
+            stack.append(False)
+            i += 1
             continue
-        if c == "[":
-            j = i + 1
-            if j < n and pat[j] == "]":
-                j += 1
-            while j < n and pat[j] != "]":
-                j += 2 if pat[j] == "\\" else 1
-            i = j + 1
-            if i < n and pat[i] in "*+" and depth_unbounded:
-                depth_unbounded[-1] = True
-            continue
-        if c == "(":
-            depth_unbounded.append(False)
         elif c == ")":
-            inner = depth_unbounded.pop() if depth_unbounded else False
-            nxt = pat[i + 1] if i + 1 < n else ""
-            quant = pat[i + 1 : pat.find("}", i + 1) + 1] if nxt == "{" else ""
-            repeated = nxt != "" and (nxt in "*+" or quant.endswith(",}"))
-            if inner and repeated:
+            atom_unbounded = stack.pop() if len(stack) > 1 else False
+            i += 1
+        elif c in "|^$":
+            i += 1
+            continue
+        else:
+            i += 1
+        qlen, unbounded = _quantifier(pat, i)
+        if qlen:
+            if atom_unbounded and unbounded:
                 return True
-            if depth_unbounded and (inner or repeated):
-                depth_unbounded[-1] = True
-        elif c in "*+" and depth_unbounded:
-            depth_unbounded[-1] = True
-        i += 1
+            i += qlen
+        if atom_unbounded or unbounded:
+            stack[-1] = True
     return False
 
 
 def search(pattern: Any, text: str) -> Any:
-    """Pattern search under the catalog time limit; a timeout counts as no match."""
+    """Pattern search under the catalog time limit. A timeout skips the pattern's signature for this text:
+    no match for a positive pattern, an excluding hit for a negative one; reported once per pattern."""
+    rx = pattern.rx if isinstance(pattern, CatalogPattern) else pattern
     try:
-        return pattern.search(text, timeout=PATTERN_TIMEOUT)
+        return rx.search(text, timeout=PATTERN_TIMEOUT)
     except TimeoutError:
-        _report_timeout(pattern.pattern)
+        where = pattern.where if isinstance(pattern, CatalogPattern) else "catalog"
+        _report_timeout(where, str(rx.pattern))
+        if isinstance(pattern, CatalogPattern) and pattern.negative:
+            return _EXCLUDED
         return None
 
 
-_timed_out: set[str] = set()
+class _Excluded:
+    """What a timed-out negative pattern returns: truthy, so the signature is excluded for this text."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return True
+
+    def groupdict(self) -> dict[str, str]:
+        return {}
 
 
-def _report_timeout(pat: str) -> None:
-    if pat not in _timed_out:
-        _timed_out.add(pat)
-        print(f"crashlens: warning: pattern {pat[:80]!r} timed out on a log line and was skipped", file=sys.stderr)
+_EXCLUDED = _Excluded()
+_timed_out: set[tuple[str, str]] = set()
+
+
+def _report_timeout(where: str, pat: str) -> None:
+    if (where, pat) not in _timed_out:
+        _timed_out.add((where, pat))
+        print(f"crashlens: warning: {where}: pattern {pat[:80]!r} took over {PATTERN_TIMEOUT}s on a log line;"
+              " that signature is skipped for such lines", file=sys.stderr)
 
 
 def _req(d: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str) -> Any:
@@ -249,9 +359,53 @@ def _matcher(d: dict[str, Any], where: str) -> Matcher:
             continue
         if key not in MATCH_KEYS:
             raise CatalogError(f"{where}.{key}: unknown match field (known: {', '.join(sorted(MATCH_KEYS))})")
-        pats = tuple(compile_pattern(p, f"{where}.{key}") for p in _str_list(val, f"{where}.{key}"))
+        pats = tuple(
+            compile_pattern(p, f"{where}.{key}", negative=key == "not_message") for p in _str_list(val, f"{where}.{key}")
+        )
         rules.append((key, pats))
     return Matcher(tuple(rules), dynamo, fatal)
+
+
+def _unknown_keys(d: dict[str, Any], known: set[str], where: str) -> None:
+    extra = sorted(set(d) - known)
+    if extra:
+        raise CatalogError(f"{where}: unknown field '{extra[0]}' (known: {', '.join(sorted(known))})")
+
+
+def _int(d: dict[str, Any], key: str, default: int, where: str, low: int = -10_000, high: int = 10_000) -> int:
+    v = d.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+        raise CatalogError(f"{where}: field '{key}' must be an integer from {low} to {high}, got {v!r}")
+    return v
+
+
+def _opt_str(d: dict[str, Any], key: str, where: str) -> str | None:
+    v = d.get(key)
+    if v is not None and not isinstance(v, str):
+        raise CatalogError(f"{where}: field '{key}' must be a string, got {type(v).__name__}")
+    return v
+
+
+def _tables(d: dict[str, Any], key: str, where: str) -> list[tuple[str, dict[str, Any]]]:
+    """An optional array of tables ([[key]]), each with the field path for messages."""
+    items = d.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+        raise CatalogError(f"{where}: field '{key}' must be an array of tables ([[{key}]])")
+    return [(f"{where}: {key}[{i}]", x) for i, x in enumerate(items)]
+
+
+def _check_strings(v: Any, where: str) -> None:
+    """Reject escape sequences and other control characters anywhere in a catalog file's values."""
+    if isinstance(v, str):
+        m = _CONTROL.search(v)
+        if m:
+            raise CatalogError(f"{where}: contains control character {m.group()!r} (not allowed in a catalog)")
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _check_strings(x, f"{where}.{k}" if not where.endswith(": ") else f"{where}{k}")
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _check_strings(x, f"{where}[{i}]")
 
 
 def _version(s: str | None, where: str) -> tuple[int, ...] | None:
@@ -273,6 +427,7 @@ def _fixes(items: Any, where: str) -> tuple[FixTemplate, ...]:
         w = f"{where}[{i}]"
         if not isinstance(f, dict):
             raise CatalogError(f"{w}: must be a table")
+        _unknown_keys(f, FIX_KEYS, w)
         kind = _req(f, "kind", str, w)
         if kind not in FIX_KINDS:
             raise CatalogError(f"{w}.kind: {kind!r} is not one of {', '.join(sorted(FIX_KINDS))}")
@@ -281,17 +436,20 @@ def _fixes(items: Any, where: str) -> tuple[FixTemplate, ...]:
         if bad:
             raise CatalogError(f"{w}.contexts: unknown context {sorted(bad)[0]!r} (known: {', '.join(sorted(CONTEXTS))})")
         line = f.get("line")
+        if line is not None and (isinstance(line, bool) or not isinstance(line, (int, str))):
+            raise CatalogError(f"{w}.line: must be a line number or a template string")
+        _req(f, "rank", int, w)
         out.append(
             FixTemplate(
-                rank=int(_req(f, "rank", int, w)),
+                rank=_int(f, "rank", 0, w, 0, 10_000),
                 kind=kind,
                 title=_req(f, "title", str, w),
-                detail=str(f.get("detail", "")),
+                detail=_opt_str(f, "detail", w) or "",
                 contexts=contexts,
                 servers=frozenset(_str_list(f.get("servers", []), f"{w}.servers")),
                 modes=frozenset(_str_list(f.get("modes", []), f"{w}.modes")),
-                safety=str(f.get("safety", "")),
-                file=f.get("file"),
+                safety=_opt_str(f, "safety", w) or "",
+                file=_opt_str(f, "file", w),
                 line=None if line is None else str(line),
                 requires=tuple(_str_list(f.get("requires", []), f"{w}.requires")),
             )
@@ -309,6 +467,7 @@ def _examples(items: Any, where: str) -> tuple[Example, ...]:
         w = f"{where}[{i}]"
         if not isinstance(e, dict):
             raise CatalogError(f"{w}: must be a table")
+        _unknown_keys(e, EXAMPLE_KEYS, w)
         expect = _req(e, "expect", str, w)
         if expect not in ("match", "no-match"):
             raise CatalogError(f"{w}.expect: must be 'match' or 'no-match'")
@@ -328,13 +487,28 @@ def _examples(items: Any, where: str) -> tuple[Example, ...]:
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
+    """One catalog file, read with bounds: a regular file, at most MAX_FILE_BYTES, UTF-8, valid TOML."""
     try:
+        if not path.is_file():  # a FIFO or a device named *.toml must not hang or flood the load
+            raise CatalogError(f"{path}: not a regular file")
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as e:
-        raise CatalogError(f"{path}: not valid TOML: {e}") from None
+            data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise CatalogError(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise CatalogError(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB (is this a signature file?)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CatalogError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    try:
+        d = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise CatalogError(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise CatalogError(f"{path}: not valid TOML: nested too deeply") from None
+    _check_strings(d, f"{path}: ")
+    return d
 
 
 def load_fixsets(path: Path) -> dict[str, tuple[FixTemplate, ...]]:
@@ -343,42 +517,52 @@ def load_fixsets(path: Path) -> dict[str, tuple[FixTemplate, ...]]:
     sets = d.get("sets", {})
     if not isinstance(sets, dict):
         raise CatalogError(f"{path}: field 'sets' must be a table of arrays")
-    return {name: _fixes(items, f"{path}: sets.{name}") for name, items in sets.items()}
+    return {str(name): _fixes(items, f"{path}: sets.{name}") for name, items in sets.items()}
 
 
 def load_signature(path: Path, fixsets: dict[str, tuple[FixTemplate, ...]] | None = None) -> Signature:
     d = _load_toml(path)
     w = str(path)
+    _unknown_keys(d, SIGNATURE_KEYS, w)
     fixes = _fixes(d.get("fixes"), f"{w}: fixes")
     for name in _str_list(d.get("fixsets", []), f"{w}: fixsets"):
         if fixsets is None or name not in fixsets:
             raise CatalogError(f"{w}: field 'fixsets': no fix set named {name!r} in _fixsets.toml")
         fixes = fixes + fixsets[name]
     sig_id = _req(d, "id", str, w)
-    if not regex.fullmatch(r"[a-z0-9][a-z0-9-]*", sig_id):
+    if not regex.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", sig_id):
         raise CatalogError(f"{w}: field 'id' must be kebab-case, got {sig_id!r}")
     extract = tuple(
         compile_pattern(p, f"{w}: extract") for p in _str_list(d.get("extract", []), f"{w}: extract")
     )
     title = _req(d, "title", str, w)
     summary = _req(d, "summary", str, w)
+    confidence = d.get("confidence", 0.9)
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
+        raise CatalogError(f"{w}: field 'confidence' must be a number from 0 to 1, got {confidence!r}")
+    tags = tuple(_str_list(d.get("tags", []), f"{w}: tags"))
+    matcher = _matcher(_req(d, "match", dict, w), f"{w}: match")
+    if not matcher.rules and "fallback" not in tags:
+        raise CatalogError(
+            f"{w}: field 'match': needs at least one pattern field (a catch-all must be tagged \"fallback\")"
+        )
     return Signature(
         id=sig_id,
-        name=str(d.get("name", sig_id)),
-        family=str(d.get("family", "dynamo")),
+        name=_opt_str(d, "name", w) or sig_id,
+        family=_opt_str(d, "family", w) or "dynamo",
         title=title,
         summary=summary,
-        why=str(d.get("why", "")),
-        priority=int(d.get("priority", 50)),
-        confidence=float(d.get("confidence", 0.9)),
-        matcher=_matcher(_req(d, "match", dict, w), f"{w}: match"),
+        why=_opt_str(d, "why", w) or "",
+        priority=_int(d, "priority", 50, w),
+        confidence=float(confidence),
+        matcher=matcher,
         extract=extract,
         fixes=fixes,
         examples=_examples(d.get("examples"), f"{w}: examples"),
         next=tuple(_str_list(d.get("next", []), f"{w}: next")),
         path=w,
         fuzzy_text=" ".join(_str_list(d.get("fuzzy", []), f"{w}: fuzzy")) or title,
-        tags=tuple(_str_list(d.get("tags", []), f"{w}: tags")),
+        tags=tags,
     )
 
 
@@ -386,25 +570,22 @@ def load_library(path: Path) -> list[LibraryRule]:
     d = _load_toml(path)
     w = str(path)
     library = _req(d, "library", str, w)
-    rules = d.get("rules", [])
-    if not isinstance(rules, list) or not rules:
+    rules = _tables(d, "rules", w)
+    if not rules:
         raise CatalogError(f"{w}: field 'rules' must be a non-empty array of tables ([[rules]])")
     out = []
-    for i, r in enumerate(rules):
-        rw = f"{w}: rules[{i}]"
-        if not isinstance(r, dict):
-            raise CatalogError(f"{rw}: must be a table")
+    for rw, r in rules:
         out.append(
             LibraryRule(
                 id=_req(r, "id", str, rw),
                 library=library,
-                title=str(r.get("title", "")),
+                title=_opt_str(r, "title", rw) or "",
                 matcher=_matcher(_req(r, "match", dict, rw), f"{rw}.match"),
                 signatures=tuple(_str_list(r.get("signatures", []), f"{rw}.signatures")),
                 fixes=_fixes(r.get("fixes"), f"{rw}.fixes"),
                 next=tuple(_str_list(r.get("next", []), f"{rw}.next")),
                 references=tuple(_str_list(r.get("references", []), f"{rw}.references")),
-                priority=int(r.get("priority", 50)),
+                priority=_int(r, "priority", 50, rw),
                 path=w,
             )
         )
@@ -416,8 +597,7 @@ def load_server(path: Path) -> list[ServerFlag]:
     w = str(path)
     server = _req(d, "server", str, w)
     out = []
-    for i, f in enumerate(d.get("compile_off", [])):
-        fw = f"{w}: compile_off[{i}]"
+    for fw, f in _tables(d, "compile_off", w):
         out.append(
             ServerFlag(
                 server=server,
@@ -433,8 +613,7 @@ def load_server(path: Path) -> list[ServerFlag]:
 def load_context(path: Path, cat: Catalog) -> None:
     d = _load_toml(path)
     w = str(path)
-    for i, r in enumerate(d.get("rules", [])):
-        rw = f"{w}: rules[{i}]"
+    for rw, r in _tables(d, "rules", w):
         where = _req(r, "where", str, rw)
         if where not in ("frames", "text", "facts", "rank"):
             raise CatalogError(f"{rw}.where: must be frames, text, facts or rank")
@@ -446,27 +625,27 @@ def load_context(path: Path, cat: Catalog) -> None:
                 patterns=tuple(compile_pattern(p, f"{rw}.patterns") for p in _str_list(r.get("patterns", []), rw)),
                 sets=tuple(sets.items()),
                 evidence=str(r.get("evidence", "")),
-                priority=int(r.get("priority", 50)),
+                priority=_int(r, "priority", 50, rw),
             )
         )
-    for i, f in enumerate(d.get("facts", [])):
-        fw = f"{w}: facts[{i}]"
+    for fw, f in _tables(d, "facts", w):
+        sets = f.get("set", {})
+        if not isinstance(sets, dict):
+            raise CatalogError(f"{fw}.set: must be a table")
         cat.facts.append(
             FactRule(
                 trigger=_req(f, "trigger", str, fw),
                 pattern=compile_pattern(_req(f, "pattern", str, fw), f"{fw}.pattern"),
-                sets=tuple((str(k), str(v)) for k, v in f.get("set", {}).items()),
+                sets=tuple((str(k), str(v)) for k, v in sets.items()),
             )
         )
-    for i, c in enumerate(d.get("callee", [])):
-        cw = f"{w}: callee[{i}]"
+    for cw, c in _tables(d, "callee", w):
         pat = compile_pattern(_req(c, "pattern", str, cw), f"{cw}.pattern")
         groups = set(pat.groupindex)
         if not ({"callee"} <= groups or {"module", "qualname"} <= groups or {"cls", "method"} <= groups):
             raise CatalogError(f"{cw}.pattern: needs a (?P<callee>...) group, or module+qualname, or cls+method")
         cat.callee_patterns.append(pat)
-    for i, v in enumerate(d.get("versions", [])):
-        vw = f"{w}: versions[{i}]"
+    for vw, v in _tables(d, "versions", w):
         cat.version_hints.append(
             (
                 _req(v, "library", str, vw),
@@ -477,43 +656,71 @@ def load_context(path: Path, cat: Catalog) -> None:
         )
 
 
+def _user_dirs(extra_dirs: list[str] | None) -> list[Path]:
+    """$CRASHLENS_SIGNATURES (os.pathsep-separated) first, then each --signatures DIR, in order."""
+    named = [(p, "CRASHLENS_SIGNATURES") for p in os.environ.get("CRASHLENS_SIGNATURES", "").split(os.pathsep) if p]
+    named += [(p, "--signatures") for p in extra_dirs or []]
+    dirs = []
+    for e, origin in named:
+        p = Path(e)
+        if not p.exists():
+            raise CatalogError(f"{e}: signature directory not found (from {origin})")
+        if not p.is_dir():
+            raise CatalogError(f"{e}: not a directory (from {origin}; give a directory of *.toml signature files)")
+        if not any(p.glob("*.toml")) and not any(p.glob("*/*.toml")):
+            raise CatalogError(f"{e}: no *.toml signature files in this directory (from {origin})")
+        dirs.append(p)
+    return dirs
+
+
+def _guarded(path: Path, load: Any, *args: Any) -> Any:
+    """Any defect of a catalog file becomes a CatalogError naming the file, never a traceback."""
+    try:
+        return load(path, *args)
+    except CatalogError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError, RecursionError) as e:
+        raise CatalogError(f"{path}: malformed ({type(e).__name__}: {e})") from None
+
+
 def load_catalog(extra_dirs: list[str] | None = None, builtin: bool = True) -> Catalog:
-    """Built-in catalog first, then each extra dir; a later signature with the same id overrides."""
+    """Built-in catalog first, then each user dir; a later signature with the same id overrides.
+
+    A defective file anywhere (malformed, duplicated id, hostile pattern) raises CatalogError naming its file,
+    field and reason; the CLI prints that one line and exits 2 before reading any log.
+    """
     cat = Catalog()
     dirs: list[Path] = [builtin_dir()] if builtin else []
-    env = os.environ.get("CRASHLENS_SIGNATURES")
-    extra = list(extra_dirs or [])
-    if env:
-        extra = [p for p in env.split(os.pathsep) if p] + extra
-    for e in extra:
-        p = Path(e)
-        if not p.is_dir():
-            raise CatalogError(f"{e}: signature directory not found")
-        dirs.append(p)
+    dirs += _user_dirs(extra_dirs)
     sigs: dict[str, Signature] = {}
     fixsets: dict[str, tuple[FixTemplate, ...]] = {}
     for n, base in enumerate(dirs):
         seen_here: dict[str, str] = {}
         fs_path = base / "_fixsets.toml"
-        if fs_path.is_file():
-            fixsets.update(load_fixsets(fs_path))
+        if fs_path.exists():
+            fixsets.update(_guarded(fs_path, load_fixsets))
         for path in sorted(base.glob("*.toml")):
             if path.name.startswith("_") or path.name == "context.toml":
                 continue
-            sig = load_signature(path, fixsets)
+            sig = _guarded(path, load_signature, fixsets)
             if sig.id in seen_here:
                 raise CatalogError(f"{path}: field 'id': {sig.id!r} is also used by {seen_here[sig.id]}")
             seen_here[sig.id] = str(path)
             sigs[sig.id] = sig  # later directories override built-ins by id
+        lib_here: dict[str, str] = {}
         for path in sorted((base / "libraries").glob("*.toml")):
-            new = load_library(path)
+            new = _guarded(path, load_library)
+            for r in new:
+                if r.id in lib_here:
+                    raise CatalogError(f"{path}: field 'rules.id': {r.id!r} is also used by {lib_here[r.id]}")
+                lib_here[r.id] = str(path)
             ids = {r.id for r in new}
             cat.libraries = [r for r in cat.libraries if r.id not in ids] + new
         for path in sorted((base / "servers").glob("*.toml")):
-            cat.server_flags.extend(load_server(path))
+            cat.server_flags.extend(_guarded(path, load_server))
         ctx = base / "context.toml"
-        if ctx.is_file():
-            load_context(ctx, cat)
+        if ctx.exists():
+            _guarded(ctx, load_context, cat)
         if n == 0 and not seen_here and builtin:
             raise CatalogError(f"{base}: no signatures found (is crashlens installed correctly?)")
     cat.signatures = sorted(sigs.values(), key=lambda s: (-s.priority, s.id))

@@ -7,12 +7,17 @@ from collections.abc import Iterable, Iterator
 
 from .records import LogLine
 
+# Log text is untrusted and ends up on a terminal: every escape sequence (colours, cursor moves, screen
+# clears, OSC 8 hyperlinks, window titles), every other C0/C1 control, line/paragraph separators and bidi
+# overrides are removed here, once, so no later stage or renderer ever sees one. Tab and newline are kept
+# (lines arrive already split, so a newline never reaches a LogLine from a log).
 _ANSI = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL/ST
-    r"|\x1b\[[0-9;?<=>]*[ -/]*[@-~]"  # CSI
+    r"(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC ... BEL/ST (7- and 8-bit)
+    r"|(?:\x1b\[|\x9b)[0-9;:?<=>]*[ -/]*[@-~]"  # CSI (7- and 8-bit)
     r"|\x1b[@-Z\\-_]"  # two-byte escapes
-    r"|[\x00-\x08\x0b-\x1f\x7f]"  # other C0 controls (tab kept)
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # other controls
 )
+_NEEDS_STRIP = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 # Each prefix is tried in turn, repeatedly, so stacked prefixes (docker timestamp, Ray tag, vLLM tag,
 # vLLM level, torch.distributed rank, glog) all come off.
@@ -41,7 +46,8 @@ _GLOG_LEVELS = {"V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "C
 
 
 def strip_controls(text: str) -> str:
-    if "\x1b" not in text and not any(c < " " and c != "\t" for c in text):
+    """The text a person should see: escape sequences and control characters removed (tab kept)."""
+    if _NEEDS_STRIP.search(text) is None:
         return text
     return _ANSI.sub("", text)
 

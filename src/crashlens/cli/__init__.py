@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import errno
 import os
-import signal
 import sys
 from typing import Any
 
@@ -15,6 +15,7 @@ from .. import __version__
 EXIT_OK = 0
 EXIT_FATAL = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3  # a bug in crashlens: one line asking for a report (CRASHLENS_DEBUG=1: the traceback)
 EXIT_INTERRUPTED = 130
 
 _SUBCOMMANDS = ("scan", "watch", "ci", "audit", "signatures", "explain", "mine")
@@ -61,45 +62,108 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console-script entry: user errors become one line and an exit code, never a traceback."""
-    from ..catalog import CatalogError
-    from ..read import InputError
-
-    _register()
+    """Console-script entry: every error becomes one line on stderr and a documented exit code, never a
+    traceback (CRASHLENS_DEBUG=1 shows the traceback of an internal error)."""
+    stdout_was_devnull = _stdout_is_devnull()
     try:
-        rc = cli.main(args=argv, prog_name="crashlens", standalone_mode=False)
-    except click.exceptions.Abort:
-        sys.stderr.write("crashlens: interrupted\n")
-        return _exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
-        sys.stderr.write("crashlens: interrupted\n")
-        return _exit(EXIT_INTERRUPTED)
+        from ..catalog import CatalogError
+        from ..read import InputError
+
+        _register()
+        # make_context/invoke rather than cli.main: click's own handler turns a closed stdout into exit 1
+        # and prints a blank line on Ctrl-C; every outcome is decided here instead.
+        args = sys.argv[1:] if argv is None else list(argv)
+        with cli.make_context("crashlens", args) as ctx:
+            rc = cli.invoke(ctx)
+    except click.exceptions.Exit as e:  # --help, --version, ctx.exit(n)
+        return _exit(e.exit_code)
+    except SystemExit:
+        # rich answers a closed stdout by pointing it at /dev/null and exiting 1: the same quiet stop.
+        if _stdout_is_devnull() and not stdout_was_devnull:
+            return _exit(EXIT_OK)
+        raise
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        return _fail("interrupted", EXIT_INTERRUPTED)
     except click.UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:  # `crashlens signatures`
+            return _help(e.ctx.get_help(), EXIT_USAGE)
         msg = e.format_message().splitlines()[0] if e.format_message() else "usage error"
-        sys.stderr.write(f"crashlens: {msg} (see crashlens --help)\n")
-        return _exit(EXIT_USAGE)
+        if "(see " not in msg:
+            msg += f" (see `{e.ctx.command_path if e.ctx else 'crashlens'} --help`)"
+        return _fail(msg, EXIT_USAGE)
     except click.ClickException as e:
-        sys.stderr.write(f"crashlens: {e.format_message()}\n")
-        return _exit(e.exit_code if e.exit_code not in (0, 1) else EXIT_USAGE)
+        return _fail(e.format_message(), e.exit_code if e.exit_code not in (0, 1) else EXIT_USAGE)
     except (InputError, CatalogError) as e:
-        sys.stderr.write(f"crashlens: {e}\n")
-        return _exit(EXIT_USAGE)
+        return _fail(str(e), EXIT_USAGE)
     except BrokenPipeError:
         # `crashlens big.log | head`: the reader left; that is not an error.
         _silence_stdout()
         return _exit(EXIT_OK)
     except OSError as e:
-        sys.stderr.write(f"crashlens: {e.strerror or e}\n")
-        return _exit(EXIT_USAGE)
-    if isinstance(rc, int):
-        return _exit(rc)
-    return _exit(EXIT_OK)
+        if e.errno == errno.EPIPE:
+            _silence_stdout()
+            return _exit(EXIT_OK)
+        where = f"{e.filename}: " if e.filename else ""
+        return _fail(f"{where}{e.strerror or e}", EXIT_USAGE)
+    except RecursionError:
+        return _internal(RecursionError("input nested too deeply"))
+    except MemoryError:
+        return _fail("out of memory (internal error, please report)", EXIT_INTERNAL)
+    except Exception as e:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        return _internal(e)
+    return _exit(rc if isinstance(rc, int) and not isinstance(rc, bool) else EXIT_OK)
+
+
+def _one_line(msg: str) -> str:
+    """A message can carry a file name or log text: keep it one printable line, and short."""
+    from ..frame import strip_controls
+
+    text = strip_controls(" ".join(str(msg).split()))
+    return text if len(text) <= 500 else text[:500] + " …"
+
+
+def _fail(msg: str, code: int) -> Any:
+    try:
+        sys.stderr.write(f"crashlens: {_one_line(msg)}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return _exit(code)
+
+
+def _help(text: str, code: int) -> Any:
+    try:
+        sys.stderr.write(text + "\n")
+    except (OSError, ValueError):
+        pass
+    return _exit(code)
+
+
+def _internal(e: BaseException) -> Any:
+    if os.environ.get("CRASHLENS_DEBUG") == "1":
+        import traceback
+
+        traceback.print_exception(type(e), e, e.__traceback__)
+        return _exit(EXIT_INTERNAL)
+    detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    return _fail(f"internal error, please report: {detail} (CRASHLENS_DEBUG=1 shows the traceback)",
+                 EXIT_INTERNAL)
+
+
+def _stdout_is_devnull() -> bool:
+    try:
+        st, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (st.st_dev, st.st_ino) == (null.st_dev, null.st_ino)
 
 
 def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail on the closed pipe."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
     except (OSError, ValueError):
         pass
 
@@ -112,8 +176,3 @@ def _exit(code: int) -> Any:
     except (OSError, ValueError):
         pass
     sys.exit(code)
-
-
-if hasattr(signal, "SIGPIPE"):
-    # Keep Python's default (raise BrokenPipeError) so the handler above sees it.
-    pass
