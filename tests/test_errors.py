@@ -322,8 +322,6 @@ except SystemExit as e:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="render/terminal.py: rich's Console.on_broken_pipe() points *sys.stdout* at "
-                   "/dev/null and raises SystemExit(1); cli.main works around it for stdout (see report)")
 def test_terminal_renderer_reports_a_closed_pipe_as_broken_pipe():
     p = subprocess.run([sys.executable, "-c", _RENDER_TO_CLOSED_PIPE], capture_output=True, timeout=60)
     assert p.stderr.decode().strip() == "BrokenPipeError", p.stderr

@@ -157,13 +157,12 @@ class _Reporter:
         self._last_status = 0.0
         self._status_shown = ""
         if fmt == "terminal":
-            from rich.console import Console
+            from ..render.terminal import make_console
 
             plain = _plain_only(color)
             # color_system=None: no escape codes at all (NO_COLOR alone would keep bold and dim).
             extra: dict[str, Any] = {"color_system": None} if plain else {}
-            self._console = Console(file=out, highlight=False, markup=False, emoji=False, soft_wrap=False,
-                                    force_terminal=True if color else None, **extra)
+            self._console = make_console(out, force_terminal=True if color else None, **extra)
             if status and not plain and self._console.is_terminal:
                 from rich.live import Live
 

@@ -151,12 +151,26 @@ def build_panel(d: Diagnosis, n: int) -> Any:
                  border_style="red" if d.fatal else "yellow")
 
 
-def render(result: ScanResult, file: IO[str], color: bool | None = None, width: int | None = None) -> None:
+def make_console(file: IO[str], **kwargs: Any) -> Any:
+    """A rich Console that never interprets log text and reports a closed pipe as BrokenPipeError.
+
+    rich's own reaction to a closed pipe is to point *sys.stdout* at /dev/null and exit(1), even when
+    the console writes elsewhere: that would silence `--follow`'s pass-through and hide the exit code."""
     from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console(file=file, highlight=False, markup=False, emoji=False, soft_wrap=False, **kwargs)
+
+
+def render(result: ScanResult, file: IO[str], color: bool | None = None, width: int | None = None) -> None:
     from rich.text import Text
 
-    console = Console(file=file, highlight=False, markup=False, emoji=False, soft_wrap=False,
-                      no_color=(color is False) or None, force_terminal=color if color else None, width=width)
+    console = make_console(file, no_color=(color is False) or None, force_terminal=color if color else None,
+                           width=width)
     if not result.diagnoses:
         console.print(Text(f"no crashes found in {result.total_lines} lines"))
         return
