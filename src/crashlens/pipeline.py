@@ -10,13 +10,16 @@ from .catalog import Catalog
 from .context import FactCollector
 from .diagnose import diagnose, merge
 from .frame import frame_line
+from .prefilter import CONTROL_MARK as _CONTROL
+from .prefilter import Prefilter, route_key, zero_digits
+from .read import decode_physical
 from .records import CrashRecord, Diagnosis, Frame
 from .traceback import RecordExtractor
 
 # Records kept for a second diagnosis once the whole source (and every start-up fact) has been read.
 MAX_KEPT_RECORDS = 2000
 
-NextBlockers = Callable[[Frame], list[dict[str, Any]]]
+NextBlockers = Callable[[Frame, tuple[Frame, ...]], list[dict[str, Any]]]
 
 
 @dataclass(slots=True)
@@ -43,11 +46,30 @@ class SourceSession:
         self.facts.feed(line)
         return self._diagnose(self.extractor.feed(line))
 
+    def feed_at(self, lineno: int, text: str) -> list[Diagnosis]:
+        """Like feed, for a source whose lines before `lineno` were skipped (see scan_chunks)."""
+        self.lines = lineno - 1
+        return self.feed(text)
+
     def finish(self) -> list[Diagnosis]:
         return self._diagnose(self.extractor.finish())
 
-    def flush_stream(self, key: str) -> list[Diagnosis]:
-        rec = self.extractor.close_stream(key)
+    def finish_in_order(self, stream_order: Callable[[list[str]], list[str]]) -> list[Diagnosis]:
+        """finish(), with the records still open taken in the stream order `stream_order` gives.
+
+        RecordExtractor finishes its streams in the order it first saw them; a session that skipped
+        lines may have seen them in another order.
+        """
+        keys = self.extractor.active_streams()
+        records = self.extractor.finish()
+        if len(keys) > 1 and len(keys) == len(records):
+            by_key = dict(zip(keys, records))
+            records = [by_key[k] for k in stream_order(keys)]
+        return self._diagnose(records)
+
+    def flush_stream(self, key: str, complete: bool | None = None) -> list[Diagnosis]:
+        """End the record open on a rank stream (it went quiet); complete=None: as finish() decides."""
+        rec = self.extractor.close_stream(key, complete)
         return self._diagnose([rec]) if rec is not None else []
 
     def _diagnose(self, records: Iterable[CrashRecord]) -> list[Diagnosis]:
@@ -93,6 +115,160 @@ def scan_lines(name: str, lines: Iterable[str], cat: Catalog, next_blockers: Nex
         early.extend(s.feed(text))
     early.extend(s.finish())
     return s.lines, s.final_diagnoses(early)
+
+
+def scan_chunks(
+    name: str,
+    chunks: Iterable[bytes],
+    cat: Catalog,
+    next_blockers: NextBlockers | None = None,
+    replay: Callable[[], Iterable[bytes]] | None = None,
+) -> tuple[int, list[Diagnosis]]:
+    """scan_lines for a source read as chunks of whole lines (read.iter_line_chunks), with the same
+    result, framing only the lines that can change it (see prefilter.py).
+
+    A line is skipped when it cannot start a record or give a fact and RecordExtractor would route it
+    to an idle stream: while no record is open that is any such line; while some are, a line
+    prefixed with another rank. Before it feeds a line, it feeds the last line it skipped that
+    carries a rank or a prefix, since RecordExtractor routes unprefixed lines by it.
+    `replay` gives the chunks again from the start; with it, records still open at the end are
+    finished in the order scan_lines would finish them (the order their ranks first appear).
+    """
+    s = SourceSession(name, cat, next_blockers)
+    pf = Prefilter(cat)
+    extractor = s.extractor
+    early: list[Diagnosis] = []
+    base = 0  # lines before the current chunk
+    hint: tuple[int, bytes] | None = None  # last skipped line with a route key, not fed yet
+    first_chunk: dict[str | None, int] = {}  # route key (digits zeroed) -> chunk it first shows in
+    first_control: int | None = None  # first chunk with a control character: any key may hide there
+
+    def feed(lineno: int, raw: bytes) -> None:
+        nonlocal hint
+        if hint is not None:
+            early.extend(s.feed_at(hint[0], decode_physical(hint[1])))
+            hint = None
+        early.extend(s.feed_at(lineno, decode_physical(raw)))
+
+    for index, chunk in enumerate(chunks):
+        shapes, present, hits = pf.chunk(chunk)
+        n = len(shapes) - 1
+        for zkey in {pf.info(sh)[1] for sh in present}.difference(first_chunk):
+            first_chunk[zkey] = index
+        if first_control is None and any(_CONTROL in sh for sh in present):
+            first_control = index
+        if not hits and not extractor.active_streams():
+            k = _last_routed(pf, shapes, n, 0)
+            if k is not None:
+                hint = (base + k + 1, _line_at_from_end(chunk, n - k))
+            base += n
+            continue
+        lines = chunk.split(b"\n")
+        hits.append(n)
+        nxt = 0  # index into hits
+        i = 0
+        while i < n:
+            active = extractor.active_streams()
+            if not active:
+                while hits[nxt] < i:
+                    nxt += 1
+                h = hits[nxt]
+                k = _last_routed(pf, shapes, h, i)
+                if k is not None:
+                    hint = (base + k + 1, lines[k])
+                if h < n:
+                    feed(base + h + 1, lines[h])
+                i = h + 1
+                continue
+            # Records are open: every unprefixed line, and every line of an open record's rank (its
+            # digits aside), goes through; a line prefixed with another rank is skipped.
+            zactive = {zero_digits(k) for k in active}
+            danger = {sh for sh in present if _dangerous(pf.info(sh), zactive)}
+            # Lazily: the set changes whenever a record opens or closes, and the scan starts again.
+            for k in (k for k in range(i, n) if shapes[k] in danger):
+                if k > i:
+                    hint = (base + k, lines[k - 1])  # every line skipped here has a route key
+                zkey = pf.info(shapes[k])[1]
+                if not pf.info(shapes[k])[0] and zkey and route_key(
+                        frame_line(name, 0, decode_physical(lines[k]))) not in active:
+                    hint = (base + k + 1, lines[k])  # another rank whose digits look alike
+                    i = k + 1
+                    continue
+                feed(base + k + 1, lines[k])
+                i = k + 1
+                if extractor.active_streams() != active:
+                    break
+            else:
+                if i < n:
+                    hint = (base + n, lines[n - 1])
+                    i = n
+        base += n
+    s.lines = base
+    if replay is not None:
+        def order(keys: list[str]) -> list[str]:
+            start = min(first_chunk.get(zero_digits(k), 0) if k else 0 for k in keys)
+            if first_control is not None:
+                start = min(start, first_control)
+            return _stream_order(pf, replay(), keys, name, start)
+
+        early.extend(s.finish_in_order(order))
+    else:
+        early.extend(s.finish())
+    return s.lines, s.final_diagnoses(early)
+
+
+def _dangerous(info: tuple[bool, str | None], zactive: set[str]) -> bool:
+    """A line of this shape may change an open record, or start one."""
+    matters, zkey = info
+    return matters or zkey is None or zkey in zactive
+
+
+def _last_routed(pf: Prefilter, shapes: list[bytes], end: int, start: int) -> int | None:
+    """The index of the last line in shapes[start:end] that RecordExtractor routes by itself."""
+    for k in range(end - 1, start - 1, -1):
+        if pf.info(shapes[k])[1] is not None:
+            return k
+    return None
+
+
+def _line_at_from_end(chunk: bytes, back: int) -> bytes:
+    """The line `back` lines before the end of a chunk of whole lines (1: the last line)."""
+    end = len(chunk) - 1
+    for _ in range(back - 1):
+        end = chunk.rfind(b"\n", 0, end)
+    return chunk[chunk.rfind(b"\n", 0, end) + 1 : end]
+
+
+def _stream_order(pf: Prefilter, chunks: Iterable[bytes], keys: list[str], name: str, start: int) -> list[str]:
+    """The keys in the order RecordExtractor creates their streams when it is fed every line.
+
+    A stream is created by the first line routed to a new key: a rank, or "" for a prefixed line
+    without one or an unprefixed first line; later unprefixed lines go to existing streams. No key
+    shows before chunk `start`, where the first of their shapes does.
+    """
+    want = {zero_digits(k) for k in keys}
+    seen: list[str] = []
+    base = 0
+    for index, chunk in enumerate(chunks):
+        if index < start:
+            base = 1  # only "is this the first line" is needed below
+            continue
+        shapes, present, _ = pf.chunk(chunk)
+        n = len(shapes) - 1
+        if base == 0 and n and pf.info(shapes[0])[1] is None and "" in keys:
+            seen.append("")
+        # A shape with control characters does not show the key; such lines are framed for real.
+        match = {sh for sh in present if _CONTROL in sh or pf.info(sh)[1] in want}
+        if match:
+            lines = chunk.split(b"\n")
+            for i in [i for i in range(n) if shapes[i] in match]:
+                key = route_key(frame_line(name, base + i + 1, decode_physical(lines[i])))
+                if key in keys and key not in seen:
+                    seen.append(key)
+                    if len(seen) == len(keys):
+                        return seen
+        base += n
+    return seen + [k for k in keys if k not in seen]
 
 
 def combine(per_source: list[tuple[str, int, list[Diagnosis]]]) -> ScanResult:

@@ -82,3 +82,47 @@ def iter_raw_lines(fh: BinaryIO) -> Iterator[bytes]:
 def iter_lines(fh: BinaryIO) -> Iterator[str]:
     for raw in iter_raw_lines(fh):
         yield decode_line(raw)
+
+
+def decode_physical(line: bytes) -> str:
+    """A physical line without its newline, decoded exactly as iter_lines would (capped the same way)."""
+    # readline(MAX_LINE_BYTES) keeps the newline when it fits and cuts the line otherwise.
+    return decode_line(line + b"\n" if len(line) < MAX_LINE_BYTES else line[:MAX_LINE_BYTES])
+
+
+def iter_line_chunks(fh: BinaryIO, size: int = 1 << 20) -> Iterator[bytes]:
+    """The input as chunks of about `size` bytes, each a run of whole lines ending in a newline.
+
+    A final line without a newline gets one. A line longer than a chunk keeps its first
+    MAX_LINE_BYTES (what iter_lines keeps); the rest is dropped unread into memory.
+    """
+    carry = b""
+    dropping = False  # inside an over-long line whose head is already in `carry`
+    read = fh.read
+    while True:
+        data = read(size)
+        if not data:
+            break
+        start = 0
+        if dropping:
+            start = data.find(b"\n")
+            if start < 0:
+                continue
+            dropping = False
+        end = data.rfind(b"\n") + 1
+        if end <= start:  # no newline: all of it continues the line in `carry`
+            carry += data[start:]
+            if len(carry) > MAX_LINE_BYTES:
+                carry, dropping = carry[:MAX_LINE_BYTES], True
+            continue
+        if carry or start or end < len(data):
+            # One copy: joining a view costs less than slicing and then concatenating.
+            chunk = b"".join((carry, memoryview(data)[start:end]))
+        else:
+            chunk = data
+        carry = data[end:]
+        if len(carry) > MAX_LINE_BYTES:
+            carry, dropping = carry[:MAX_LINE_BYTES], True
+        yield chunk
+    if carry:
+        yield carry + b"\n"

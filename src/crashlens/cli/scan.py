@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from ..catalog import get_catalog
-from ..pipeline import ScanResult, combine, scan_lines
-from ..read import iter_lines, open_source
+from ..pipeline import ScanResult, combine, scan_chunks, scan_lines
+from ..read import iter_line_chunks, iter_lines, open_source
 
 
 def next_blockers_hook(enabled: bool) -> Any:
@@ -21,26 +23,69 @@ def next_blockers_hook(enabled: bool) -> Any:
     except ImportError:
         return None
 
-    def hook(frame: Any) -> list[dict[str, Any]]:
-        return [f.to_json() for f in next_blockers(frame.file, frame.function, frame.line)]
+    def hook(frame: Any, chain: Any = ()) -> list[dict[str, Any]]:
+        outer = [(f.file, f.function, f.line) for f in chain]
+        return [f.to_json() for f in next_blockers(frame.file, frame.function, frame.line, outer_frames=outer)]
 
     return hook
 
 
-def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool) -> ScanResult:
-    cat = get_catalog(list(signatures))
-    hook = next_blockers_hook(audit)
+def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool, jobs: int | None = None) -> ScanResult:
+    """Scan each source (stdin for none); several files go to up to `jobs` processes (default: one per
+    core). The result is the same whichever way: sources are combined in the order given."""
     names = list(files) or ["-"]
-    per_source = []
-    for name in names:
+    for name in names:  # every bad name is reported, first one first, before any work starts
         src, fh = open_source(name)
-        try:
-            n, diags = scan_lines(src.name, iter_lines(fh), cat, hook)
-        finally:
-            if src.path is not None:
-                fh.close()
-        per_source.append((src.name, n, diags))
+        if src.path is not None:
+            fh.close()
+    jobs = min(jobs or os.cpu_count() or 1, len(names))
+    if jobs > 1 and "-" not in names:
+        import multiprocessing
+
+        methods = multiprocessing.get_all_start_methods()
+        # fork shares the catalog already loaded here; elsewhere each worker loads its own.
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+        get_catalog(list(signatures))
+        with ctx.Pool(jobs) as pool:
+            per_source = pool.starmap(_scan_source, [(name, signatures, audit) for name in names], chunksize=1)
+    else:
+        per_source = [_scan_source(name, signatures, audit) for name in names]
     return combine(per_source)
+
+
+def _scan_source(name: str, signatures: tuple[str, ...], audit: bool) -> tuple[str, int, list[Any]]:
+    """One source: a file through the chunked fast path, stdin line by line (it cannot be replayed)."""
+    cat = get_catalog(list(signatures))
+    hook = _on_first_use(next_blockers_hook, audit) if audit else None
+    src, fh = open_source(name)
+    try:
+        if src.path is None:
+            n, diags = scan_lines(src.name, iter_lines(fh), cat, hook)
+        else:
+            path = src.path
+
+            def replay() -> Iterator[bytes]:
+                with open_source(path)[1] as again:
+                    yield from iter_line_chunks(again)
+
+            n, diags = scan_chunks(src.name, iter_line_chunks(fh), cat, hook, replay)
+    finally:
+        if src.path is not None:
+            fh.close()
+    return src.name, n, diags
+
+
+def _on_first_use(make: Any, *args: Any) -> Any:
+    """A hook built when first called: most scans diagnose nothing with a culprit, and the audit's
+    imports cost start-up time."""
+    real: list[Any] = []
+
+    def hook(*a: Any, **kw: Any) -> Any:
+        if not real:
+            real.append(make(*args) or (lambda *_a, **_kw: []))
+        return real[0](*a, **kw)
+
+    return hook
 
 
 def color_choice(color: bool | None) -> bool | None:
@@ -57,8 +102,10 @@ def color_choice(color: bool | None) -> bool | None:
               help="Add the next blockers found statically in the installed culprit library.")
 @click.option("--color/--no-color", default=None, help="Force colour on or off (default: auto, NO_COLOR respected).")
 @click.option("--follow", is_flag=True, help="Stream: pass input through and print diagnoses as crashes complete.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Scan up to N files at once (default: one per core); the output is the same.")
 def scan(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None,
-         follow: bool) -> int:
+         follow: bool, jobs: int | None) -> int:
     """Scan log FILES (or stdin, or -) for torch.compile crashes. Exit 1 if a fatal crash was found."""
     if follow:
         try:
@@ -68,7 +115,7 @@ def scan(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...], audit: b
         return int(follow_stdin(fmt=fmt, signatures=signatures, audit=audit, color=color))
     if not files and sys.stdin.isatty():
         raise click.UsageError("no log file given (pass FILE..., or pipe a log: cmd 2>&1 | crashlens)")
-    result = run_scan(files, signatures, audit)
+    result = run_scan(files, signatures, audit, jobs)
     out = sys.stdout
     if fmt == "json":
         from ..render.json import render

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""crashlens scan against grep on big generated server logs: wall time, crashes found, peak memory.
+
+    python benchmarks/bench_scan.py                      # 10 MB, 100 MB and 1 GB logs in /tmp
+    python benchmarks/bench_scan.py --sizes 10M --pairs 5
+
+For each size it generates (once, cached with a manifest) an SGLang-style log with 20 recorded crashes
+buried in it (benchmarks/gen_log.py), warms the page cache, then runs, pair by pair (A B A B ...):
+    crashlens scan --format json FILE
+    grep -c -F 'Traceback (most recent call last)' FILE
+and prints the median wall-time ratio, how many of the 20 crashes crashlens found with the diagnosis
+each gets when scanned alone, and crashlens's peak RSS (from wait4, per run). Then the start-up time
+of `crashlens --version` and of a scan of a small log. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_log
+
+GREP = ["grep", "-c", "-F", "Traceback (most recent call last)"]
+
+
+def crashlens_cmd() -> list[str]:
+    exe = Path(sys.executable).parent / "crashlens"
+    return [str(exe)] if exe.exists() else [shutil.which("crashlens") or "crashlens"]
+
+
+def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, int, bytes]:
+    """(wall seconds, peak RSS in bytes, stdout) of one run; RSS from the kernel's accounting of it."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.DEVNULL)
+    out = p.stdout.read() if p.stdout is not None else b""
+    _, _, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = 0  # reaped above
+    return wall, ru.ru_maxrss * 1024, out
+
+
+def warm(path: str) -> None:
+    with open(path, "rb", buffering=0) as fh:
+        while fh.read(16 << 20):
+            pass
+
+
+def bench_size(label: str, size: int, pairs: int, tmp: str) -> dict[str, object]:
+    path = os.path.join(tmp, f"crashlens-bench-{label}.log")
+    t0 = time.perf_counter()
+    crashes = gen_log.ensure(path, size)
+    gen_s = time.perf_counter() - t0
+    warm(path)
+    cl = [*crashlens_cmd(), "scan", "--format", "json", path]
+    grep = [*GREP, path]
+    a_times: list[float] = []
+    b_times: list[float] = []
+    rss = 0
+    found = -1
+    grep_count = -1
+    problems: list[str] = []
+    for i in range(pairs):
+        wall, peak, out = timed(cl, stdout=None)
+        a_times.append(wall)
+        rss = max(rss, peak)
+        if i == 0:
+            found, problems = gen_log.verify(crashes, json.loads(out))
+        # Through a pipe, as crashlens's output: GNU grep stops at the first match when its output is
+        # /dev/null, which would time something else.
+        wall, _, out = timed(grep, stdout=None)
+        b_times.append(wall)
+        grep_count = int(out)
+    ratios = [a / b for a, b in zip(a_times, b_times)]
+    return {
+        "size": label, "bytes": os.path.getsize(path), "pairs": pairs, "generated_s": round(gen_s, 1),
+        "crashlens_s": statistics.median(a_times), "grep_s": statistics.median(b_times),
+        "ratio": statistics.median(ratios), "found": found, "of": len(crashes),
+        "peak_rss_mb": rss / 2**20, "problems": problems, "grep_count": grep_count,
+    }
+
+
+def startup(runs: int) -> dict[str, float]:
+    small = Path(gen_log.ROOT / "samples" / "raw").glob("*.log")
+    sample = min(small, key=lambda p: p.stat().st_size, default=None)
+    out = {}
+    cmds = {"--version": [*crashlens_cmd(), "--version"]}
+    if sample is not None:
+        cmds["scan small log"] = [*crashlens_cmd(), "scan", "--format", "json", str(sample)]
+    for name, cmd in cmds.items():
+        timed(cmd)  # warm the OS caches
+        out[name] = statistics.median(timed(cmd)[0] for _ in range(runs)) * 1000
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10M,100M,1G")
+    ap.add_argument("--pairs", type=int, default=0, help="A/B pairs per size (default: 9, 5, 3 by size)")
+    ap.add_argument("--startup-runs", type=int, default=21)
+    ap.add_argument("--tmp", default=tempfile.gettempdir(), help="where the generated logs go")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    a = ap.parse_args()
+    rows = []
+    for label in a.sizes.split(","):
+        size = gen_log.parse_size(label)
+        pairs = a.pairs or (9 if size <= 20 << 20 else 5 if size <= 200 << 20 else 3)
+        rows.append(bench_size(label, size, pairs, a.tmp))
+        r = rows[-1]
+        if not a.json:
+            print(f"{r['size']:>5}  ratio {r['ratio']:6.1f}x  crashlens {r['crashlens_s']:7.2f}s  grep {r['grep_s']:6.3f}s  "
+                  f"found {r['found']}/{r['of']}  peak RSS {r['peak_rss_mb']:5.1f} MB  ({r['pairs']} pairs)", flush=True)
+            for p in r["problems"]:  # type: ignore[attr-defined]
+                print(f"       {p}")
+    st = startup(a.startup_runs)
+    if a.json:
+        print(json.dumps({"sizes": rows, "startup_ms": st, "cores": os.cpu_count()}, indent=2))
+    else:
+        for name, ms in st.items():
+            print(f"start-up  {name:<15} {ms:6.0f} ms (median of {a.startup_runs})")
+    return 0 if all(r["found"] == r["of"] and not r["problems"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

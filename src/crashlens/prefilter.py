@@ -1,0 +1,123 @@
+"""Which lines of a big log can matter: a cheap test that lets the per-line pipeline skip the rest.
+
+A line is skipped only while every rank stream of the RecordExtractor is idle, and only if it cannot
+- start a record: every way RecordExtractor's idle state starts one needs a marker below in the line
+  (RECORD_START_MARKERS, one row per branch of traceback._Stream._idle), or a dotted exception name
+  (`torch.fx.Foo: ...`, DOTTED_NAME);
+- give a start-up fact: FactCollector only looks at a line containing a catalog `trigger` string;
+- change which stream a later unprefixed line goes to: pipeline.scan_chunks feeds the last skipped
+  line that carries a rank or a prefix before it feeds anything else.
+Framing only removes text from a line (prefixes, carriage-return redraws) unless the line holds
+control characters, so such lines are always kept. The markers hold no digits, which is why digits can
+be deleted before the test: the log's many boring lines then collapse to a few shapes, each tested
+once. tests/test_scale.py checks this list against every line of the recorded samples.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .catalog import Catalog
+from .frame import frame_line
+from .read import decode_physical
+from .records import LogLine
+
+# One row per way traceback._Stream._idle starts a record (and what each regex there requires).
+RECORD_START_MARKERS: tuple[bytes, ...] = (
+    b"Traceback",  # _TB_START
+    b'File "',  # _FRAME / _FRAME_NOFUNC: a traceback whose head was cut off
+    b"This call originates from:",  # a warning's call stack, skipped as a block
+    b"from user code:",  # _USER_CODE
+    b"Piecewise CUDA ",  # _PCG_FAILED (both capitalisations of "Graph"/"graph")
+    b"Graph break",  # _GB_HEADER
+    b"Unsupported",  # _GB_HEADER "Unsupported break ...", _EXC_FREE types ending in Unsupported
+    b"WON'T CONVERT",  # WON'T CONVERT warning
+    b"_dynamo hit config",  # recompile-limit warning
+    b"Error",  # _EXC_FREE types ending in Error, "Error while creating guard"
+    b"BackendCompilerFailed",  # _EXC_FREE
+    b"Exception",  # _EXC_FREE types ending in Exception (SGLang's `Exception: Capture cuda graph failed`)
+    b"terminate called",  # _CXX_FATAL: std::terminate
+    b"Watchdog caught",  # _CXX_FATAL: the NCCL watchdog
+)
+# _EXC_FREE's dotted alternative `(?:[a-z_]\w*\.)+_?[A-Z]\w*` needs a dot then `_?[A-Z]`.
+DOTTED_NAME = re.compile(rb"\._?[A-Z]")
+# Characters strip_controls removes from inside a line (tab, newline and carriage return aside).
+_CONTROLS = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_DIGITS = b"0123456789"
+# A line's shape: every digit becomes 0 and every control character NUL. The markers hold no digits,
+# and frame.py's prefix patterns treat all digits alike, so a shape tells both whether the line may
+# matter and how RecordExtractor routes it (up to the digits of the rank); a server's many boring
+# lines come in a few hundred shapes, each looked at once.
+_SHAPE = bytes(0 if b in _CONTROLS else 0x30 if b in _DIGITS else b for b in range(256))
+CONTROL_MARK = b"\x00"  # what every control character is in a shape
+_ZERO_DIGITS = str.maketrans("0123456789", "0000000000")
+MAX_SHAPES = 1 << 16  # shapes remembered; a log of unique lines must not grow memory
+
+# Where RecordExtractor routes a line (traceback.RecordExtractor._route): its rank, "" for a prefixed
+# line without one, and for an unprefixed line (None) the stream whose record it continues.
+RouteKey = str | None
+
+
+def minimal_cover(literals: Iterable[bytes]) -> tuple[bytes, ...]:
+    """Drop every literal that contains another: the shorter one already finds its lines."""
+    uniq = sorted(set(literals), key=len)
+    kept: list[bytes] = []
+    for lit in uniq:
+        if not any(k in lit for k in kept):
+            kept.append(lit)
+    return tuple(kept)
+
+
+def zero_digits(text: str) -> str:
+    return text.translate(_ZERO_DIGITS)
+
+
+def route_key(line: LogLine) -> RouteKey:
+    if line.rank is not None:
+        return line.rank
+    return "" if line.prefixed else None
+
+
+class Prefilter:
+    """Shapes of lines: which may matter, and the (digit-zeroed) key each is routed by."""
+
+    def __init__(self, cat: Catalog) -> None:
+        facts = (r.trigger.encode("utf-8") for r in cat.facts)
+        self.markers = minimal_cover((*RECORD_START_MARKERS, *facts))
+        if any(c in _DIGITS for m in self.markers for c in m):
+            raise ValueError("a prefilter marker holds a digit; shapes would hide it")
+        self._info: dict[bytes, tuple[bool, RouteKey]] = {}
+        self._matter: set[bytes] = set()
+
+    def may_matter(self, shape: bytes) -> bool:
+        if CONTROL_MARK in shape:
+            return True
+        for m in self.markers:
+            if m in shape:
+                return True
+        return DOTTED_NAME.search(shape) is not None
+
+    def info(self, shape: bytes) -> tuple[bool, RouteKey]:
+        """(may matter, route key with digits zeroed) of one shape; the key is meaningless for a shape
+        with control characters (framing strips them), but such a line always matters."""
+        got = self._info.get(shape)
+        if got is None:
+            line = frame_line("", 0, decode_physical(shape))
+            got = self._info[shape] = (self.may_matter(shape), route_key(line))
+            if got[0]:
+                self._matter.add(shape)
+        return got
+
+    def chunk(self, chunk: bytes) -> tuple[list[bytes], set[bytes], list[int]]:
+        """(shape of each line and b"" for the end, the distinct shapes, indices of lines that may matter)
+        of a chunk of whole lines."""
+        shapes = chunk.translate(_SHAPE).split(b"\n")
+        present = set(shapes)
+        if len(self._info) + len(present) > MAX_SHAPES:
+            self._info.clear()
+            self._matter.clear()
+        for s in present.difference(self._info):
+            self.info(s)
+        keep = present & self._matter
+        return shapes, present, [i for i, s in enumerate(shapes) if s in keep] if keep else []
