@@ -32,7 +32,7 @@ _VLLM_LEVEL = re.compile(
 _SGLANG = re.compile(
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?P<ranks>(?: (?:DP|PP|ATTN_CP|ATTN_DP|MOE_DP|CP|TP|EP)\d+)*)\] ?"
 )
-_TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\]:")
+_TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\]: ?")  # torchrun: `[rank0]: Traceback ...`, glog: `[rank4]:E0317 ...`
 _GLOG = re.compile(
     r"(?P<level>[VIWEC])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\s\]]+:\d+\](?: |$)"
     r"(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"

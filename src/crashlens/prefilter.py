@@ -22,24 +22,8 @@ from .catalog import Catalog
 from .frame import frame_line
 from .read import decode_physical
 from .records import LogLine
+from .traceback import RECORD_START_MARKERS
 
-# One row per way traceback._Stream._idle starts a record (and what each regex there requires).
-RECORD_START_MARKERS: tuple[bytes, ...] = (
-    b"Traceback",  # _TB_START
-    b'File "',  # _FRAME / _FRAME_NOFUNC: a traceback whose head was cut off
-    b"This call originates from:",  # a warning's call stack, skipped as a block
-    b"from user code:",  # _USER_CODE
-    b"Piecewise CUDA ",  # _PCG_FAILED (both capitalisations of "Graph"/"graph")
-    b"Graph break",  # _GB_HEADER
-    b"Unsupported",  # _GB_HEADER "Unsupported break ...", _EXC_FREE types ending in Unsupported
-    b"WON'T CONVERT",  # WON'T CONVERT warning
-    b"_dynamo hit config",  # recompile-limit warning
-    b"Error",  # _EXC_FREE types ending in Error, "Error while creating guard"
-    b"BackendCompilerFailed",  # _EXC_FREE
-    b"Exception",  # _EXC_FREE types ending in Exception (SGLang's `Exception: Capture cuda graph failed`)
-    b"terminate called",  # _CXX_FATAL: std::terminate
-    b"Watchdog caught",  # _CXX_FATAL: the NCCL watchdog
-)
 # _EXC_FREE's dotted alternative `(?:[a-z_]\w*\.)+_?[A-Z]\w*` needs a dot then `_?[A-Z]`.
 DOTTED_NAME = re.compile(rb"\._?[A-Z]")
 # Characters strip_controls removes from inside a line (tab, newline and carriage return aside).

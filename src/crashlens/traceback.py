@@ -8,6 +8,25 @@ from dataclasses import dataclass, field
 
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
+# Every way a stream in its idle state starts a record needs one of these substrings in the line (or a
+# dotted exception name such as `torch.fx.Foo: ...`). The fast path (prefilter.py) skips lines that hold
+# none while no record is open, so a new way to start a record in _Stream._idle needs its marker here.
+RECORD_START_MARKERS: tuple[bytes, ...] = (
+    b"Traceback",  # _TB_START
+    b'File "',  # _FRAME / _FRAME_NOFUNC: a traceback whose head was cut off
+    b"This call originates from:",  # a warning's call stack, skipped as a block
+    b"from user code:",  # _USER_CODE
+    b"Piecewise CUDA ",  # _PCG_FAILED (both capitalisations of "Graph"/"graph")
+    b"Graph break",  # _GB_HEADER, and the `.item()` advice before one
+    b"Unsupported",  # _GB_HEADER "Unsupported break ...", _EXC_FREE types ending in Unsupported
+    b"WON'T CONVERT",  # WON'T CONVERT warning
+    b"_dynamo hit config",  # recompile-limit warning
+    b"Error",  # _EXC_FREE types ending in Error, "Error while creating guard"
+    b"BackendCompilerFailed",  # _EXC_FREE
+    b"Exception",  # _EXC_FREE types ending in Exception (SGLang's `Exception: Capture cuda graph failed`)
+    b"terminate called",  # _CXX_FATAL: std::terminate
+    b"Watchdog caught",  # _CXX_FATAL: the NCCL watchdog
+)
 MAX_RECORD_LINES = 600  # text kept per record (head and tail), so a runaway record stays bounded
 MAX_FRAMES = 400
 MAX_CHAIN = 32
@@ -275,11 +294,12 @@ class _Stream:
                 return 2
             if st == AFTER and _awaiting_chained(d):
                 return 2
-            if st == BODY and self.blank_run == 0 and not _starts_record(text) and not _LOGLIKE.match(text):
+            if st == BODY and self.blank_run == 0 and not _starts_record(text) and not _LOGLIKE.match(text) \
+                    and _has_room(d):
                 return 1
             return 1 if self._dynamo_message_continues(d, text) else 0
         if st in (GB, WARN):
-            return 0 if (_GB_HEADER.match(text) or _starts_record(text)) else 1
+            return 0 if (_GB_HEADER.match(text) or _starts_record(text) or not _has_room(d)) else 1
         return 0
 
     def feed(self, line: LogLine) -> list[CrashRecord]:
@@ -556,7 +576,8 @@ class _Stream:
             if em and _looks_like_exception(em.group("type")):
                 self._exception_line(d, em)
                 return True
-        if st == BODY and self.blank_run == 0 and not _starts_record(text) and not _LOGLIKE.match(text):
+        if st == BODY and self.blank_run == 0 and not _starts_record(text) and not _LOGLIKE.match(text) \
+                and _has_room(d):
             # Multi-line exception message (e.g. BackendCompilerFailed's second line, ImportError details).
             if self.section in ("explanation", "hint", "context"):
                 self.section = "message"
@@ -780,7 +801,7 @@ class _Stream:
                 return True
             d.block().message_lines.append(stripped)
             return True
-        if is_gb_line or (self.section == "message" and not _starts_record(text)):
+        if (is_gb_line or (self.section == "message" and not _starts_record(text))) and _has_room(d):
             d.block().message_lines.append(stripped)
             return True
         if _TRAILER.match(text) or _USER_CODE.match(text):
@@ -788,6 +809,12 @@ class _Stream:
         self._unkeep(d)
         self._end(out, True)
         return False
+
+
+def _has_room(d: _Draft) -> bool:
+    """An exception message continues over at most this many lines: a record left open at the end of
+    a rank's output must not swallow the rest of the log (progress bars, other output)."""
+    return not d.blocks or len(d.blocks[-1].message_lines) < MAX_MESSAGE_PARAGRAPH_LINES
 
 
 def _awaiting_chained(d: _Draft) -> bool:
