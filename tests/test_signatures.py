@@ -207,6 +207,4 @@ def test_recorded_sample_is_named_by_its_signature(log, sig_id):
 
 # Where the recorded-sample expectation and the catalog disagree on purpose (reported to the lead).
 KNOWN_SAMPLE_DISAGREEMENTS: dict[str, dict[str, str]] = {
-    "item-scalar.log": {"item-scalar": ".item() used in range() is a data-dependent size: data-dependent-shape (torch._check)"},
-    "t24-builtin-open.log": {"c-extension-call": "posix.fspath is a stdlib builtin, not a pybind extension"},
 }

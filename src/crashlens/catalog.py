@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import re
+
 import regex
 
 if sys.version_info >= (3, 11):
@@ -43,21 +45,32 @@ class CatalogError(Exception):
     """A signature file is malformed; the message names the file, the field and the reason."""
 
 
-@dataclass(frozen=True, slots=True)
 class CatalogPattern:
-    """A compiled catalog pattern and where it is defined; it only ever runs under PATTERN_TIMEOUT."""
+    """A catalog pattern and where it is defined; it only ever runs under PATTERN_TIMEOUT.
 
-    rx: Any
-    where: str  # "file: field", for the timeout warning
-    negative: bool = False  # a not_message pattern: a timeout must exclude, not admit
+    The `regex` module compiles slowly (about 0.7 ms a pattern, 300 patterns): a pattern is checked
+    when the catalog loads (with the standard library's fast compiler where it understands the
+    pattern) and compiled for real the first time it is used, so a scan pays only for what it runs."""
+
+    __slots__ = ("source", "where", "negative", "groupindex", "_rx")
+
+    def __init__(self, source: str, where: str, negative: bool = False, groupindex: Any = None,
+                 rx: Any = None) -> None:
+        self.source = source
+        self.where = where  # "file: field", for the timeout warning
+        self.negative = negative  # a not_message pattern: a timeout must exclude, not admit
+        self.groupindex = groupindex if groupindex is not None else {}
+        self._rx = rx
+
+    @property
+    def rx(self) -> Any:
+        if self._rx is None:
+            self._rx = regex.compile(self.source, regex.MULTILINE | regex.V0)
+        return self._rx
 
     @property
     def pattern(self) -> str:
-        return str(self.rx.pattern)
-
-    @property
-    def groupindex(self) -> Any:
-        return self.rx.groupindex
+        return self.source
 
     def search(self, text: str) -> Any:
         return search(self, text)
@@ -186,7 +199,17 @@ def builtin_dir() -> Path:
     return repo
 
 
+# The shipped catalog is checked by its own test suite (`crashlens signatures check` compiles every
+# pattern), so at run time its patterns are only compiled when first used; user catalogs are checked
+# in full when they load.
+_TRUSTED = False
+_NAMED_GROUP = re.compile(r"\(\?P<(\w+)>")
+
+
 def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPattern:
+    if _TRUSTED and isinstance(pat, str):
+        names = {name: i for i, name in enumerate(_NAMED_GROUP.findall(pat), 1)}
+        return CatalogPattern(pat, where, negative, names)
     if not isinstance(pat, str):
         raise CatalogError(f"{where}: pattern must be a string, got {type(pat).__name__}")
     if len(pat) > MAX_PATTERN_CHARS:
@@ -194,10 +217,15 @@ def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPatt
     if _nested_unbounded(pat):
         raise CatalogError(f"{where}: pattern {pat!r} nests unbounded repetition (catastrophic backtracking risk)")
     try:
+        checked = re.compile(pat, re.MULTILINE)  # fast syntax check; `regex` accepts all of this too
+        return CatalogPattern(pat, where, negative, dict(checked.groupindex))
+    except (re.error, ValueError, OverflowError, RecursionError):
+        pass  # `regex`-only syntax (\p{..}, possessive quantifiers, ...): let `regex` judge it now
+    try:
         rx = regex.compile(pat, regex.MULTILINE | regex.V0)
     except (regex.error, ValueError, OverflowError, RecursionError) as e:
         raise CatalogError(f"{where}: pattern {pat!r} does not compile: {e}") from None
-    return CatalogPattern(rx, where, negative)
+    return CatalogPattern(pat, where, negative, dict(rx.groupindex), rx)
 
 
 def _quantifier(pat: str, i: int) -> tuple[int, bool]:
@@ -486,8 +514,79 @@ def _examples(items: Any, where: str) -> tuple[Example, ...]:
     return tuple(out)
 
 
+# Parsed built-in catalog files, keyed by path, size and mtime, kept in the user's cache directory:
+# parsing ~60 TOML files with their example logs is most of a small scan's start-up time.
+_PARSED: dict[str, Any] = {}
+_PARSED_DIRTY = False
+
+
+def _cache_file() -> Path | None:
+    if os.environ.get("CRASHLENS_NO_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    from . import __version__
+
+    return Path(base) / "crashlens" / f"catalog-{__version__}-py{sys.version_info[0]}{sys.version_info[1]}.json"
+
+
+def _file_key(path: Path) -> str:
+    st = path.stat()
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _load_parsed_cache() -> None:
+    cf = _cache_file()
+    if cf is None or _PARSED:
+        return
+    try:
+        import json
+
+        data = json.loads(cf.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            _PARSED.update(data)
+    except (OSError, ValueError):
+        pass
+
+
+def _save_parsed_cache() -> None:
+    global _PARSED_DIRTY
+    cf = _cache_file()
+    if cf is None or not _PARSED_DIRTY:
+        return
+    _PARSED_DIRTY = False
+    try:
+        import json
+        import tempfile
+
+        cf.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cf.parent, prefix=".catalog-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(_PARSED, fh)
+        os.replace(tmp, cf)
+    except OSError:
+        pass  # a read-only home is fine: the next run parses again
+
+
 def _load_toml(path: Path) -> dict[str, Any]:
     """One catalog file, read with bounds: a regular file, at most MAX_FILE_BYTES, UTF-8, valid TOML."""
+    if _TRUSTED:
+        global _PARSED_DIRTY
+        try:
+            key = _file_key(path)
+        except OSError:
+            key = ""
+        hit = _PARSED.get(key) if key else None
+        if isinstance(hit, dict):
+            return hit
+        d = _read_toml(path)
+        if key:
+            _PARSED[key] = d
+            _PARSED_DIRTY = True
+        return d
+    return _read_toml(path)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         if not path.is_file():  # a FIFO or a device named *.toml must not hang or flood the load
             raise CatalogError(f"{path}: not a regular file")
@@ -694,39 +793,54 @@ def load_catalog(extra_dirs: list[str] | None = None, builtin: bool = True) -> C
     dirs += _user_dirs(extra_dirs)
     sigs: dict[str, Signature] = {}
     fixsets: dict[str, tuple[FixTemplate, ...]] = {}
+    global _TRUSTED
     for n, base in enumerate(dirs):
-        seen_here: dict[str, str] = {}
-        fs_path = base / "_fixsets.toml"
-        if fs_path.exists():
-            fixsets.update(_guarded(fs_path, load_fixsets))
-        for path in sorted(base.glob("*.toml")):
-            if path.name.startswith("_") or path.name == "context.toml":
-                continue
-            sig = _guarded(path, load_signature, fixsets)
-            if sig.id in seen_here:
-                raise CatalogError(f"{path}: field 'id': {sig.id!r} is also used by {seen_here[sig.id]}")
-            seen_here[sig.id] = str(path)
-            sigs[sig.id] = sig  # later directories override built-ins by id
-        lib_here: dict[str, str] = {}
-        for path in sorted((base / "libraries").glob("*.toml")):
-            new = _guarded(path, load_library)
-            for r in new:
-                if r.id in lib_here:
-                    raise CatalogError(f"{path}: field 'rules.id': {r.id!r} is also used by {lib_here[r.id]}")
-                lib_here[r.id] = str(path)
-            ids = {r.id for r in new}
-            cat.libraries = [r for r in cat.libraries if r.id not in ids] + new
-        for path in sorted((base / "servers").glob("*.toml")):
-            cat.server_flags.extend(_guarded(path, load_server))
-        ctx = base / "context.toml"
-        if ctx.exists():
-            _guarded(ctx, load_context, cat)
-        if n == 0 and not seen_here and builtin:
-            raise CatalogError(f"{base}: no signatures found (is crashlens installed correctly?)")
+        _TRUSTED = builtin and n == 0
+        if _TRUSTED:
+            _load_parsed_cache()
+        try:
+            _load_dir(base, n, builtin, cat, sigs, fixsets)
+        finally:
+            if _TRUSTED:
+                _save_parsed_cache()
+            _TRUSTED = False
     cat.signatures = sorted(sigs.values(), key=lambda s: (-s.priority, s.id))
     cat.by_id = sigs
     cat.libraries.sort(key=lambda r: -r.priority)
     return cat
+
+
+def _load_dir(base: Path, n: int, builtin: bool, cat: Catalog, sigs: dict[str, Signature],
+              fixsets: dict[str, tuple[FixTemplate, ...]]) -> None:
+    """One catalog directory: signatures, fix sets, library rules, server flags, context rules."""
+    seen_here: dict[str, str] = {}
+    fs_path = base / "_fixsets.toml"
+    if fs_path.exists():
+        fixsets.update(_guarded(fs_path, load_fixsets))
+    for path in sorted(base.glob("*.toml")):
+        if path.name.startswith("_") or path.name == "context.toml":
+            continue
+        sig = _guarded(path, load_signature, fixsets)
+        if sig.id in seen_here:
+            raise CatalogError(f"{path}: field 'id': {sig.id!r} is also used by {seen_here[sig.id]}")
+        seen_here[sig.id] = str(path)
+        sigs[sig.id] = sig  # later directories override built-ins by id
+    lib_here: dict[str, str] = {}
+    for path in sorted((base / "libraries").glob("*.toml")):
+        new = _guarded(path, load_library)
+        for r in new:
+            if r.id in lib_here:
+                raise CatalogError(f"{path}: field 'rules.id': {r.id!r} is also used by {lib_here[r.id]}")
+            lib_here[r.id] = str(path)
+        ids = {r.id for r in new}
+        cat.libraries = [r for r in cat.libraries if r.id not in ids] + new
+    for path in sorted((base / "servers").glob("*.toml")):
+        cat.server_flags.extend(_guarded(path, load_server))
+    ctx = base / "context.toml"
+    if ctx.exists():
+        _guarded(ctx, load_context, cat)
+    if n == 0 and not seen_here and builtin:
+        raise CatalogError(f"{base}: no signatures found (is crashlens installed correctly?)")
 
 
 _CACHE: dict[tuple[str, ...], Catalog] = {}

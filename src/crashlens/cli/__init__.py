@@ -18,14 +18,39 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 3  # a bug in crashlens: one line asking for a report (CRASHLENS_DEBUG=1: the traceback)
 EXIT_INTERRUPTED = 130
 
-_SUBCOMMANDS = ("scan", "watch", "ci", "audit", "signatures", "explain", "mine")
+# Subcommands are imported when used: each pulls in its own stages (audit, CI renderers, the file
+# follower), and a scan should not pay for them at start-up.
+_SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "scan": ("scan", "scan", "Scan log FILES (or stdin) for torch.compile crashes."),
+    "watch": ("watch", "watch", "Follow live log files (like tail -F) and diagnose crashes as they complete."),
+    "ci": ("ci", "ci", "Annotate a CI run from its log artifacts (GitHub, SARIF, JUnit, GitLab, Markdown)."),
+    "audit": ("audit", "audit", "Find every call dynamo will reject in a library's call chain, statically."),
+    "signatures": ("signatures", "signatures", "Show and check the signature catalog."),
+    "explain": ("signatures", "explain", "Explain one signature: meaning, cause, fixes by context."),
+    "mine": ("mine", "mine", "Cluster crashes that no signature knows yet."),
+}
 
 
 class DefaultScanGroup(click.Group):
-    """`crashlens FILE...` means `crashlens scan FILE...`."""
+    """`crashlens FILE...` means `crashlens scan FILE...`; subcommands load on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        spec = _SUBCOMMANDS.get(name)
+        if spec is None:
+            return None
+        module = __import__(f"crashlens.cli.{spec[0]}", fromlist=[spec[1]])
+        cmd = getattr(module, spec[1], None)
+        return cmd if isinstance(cmd, click.Command) else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, spec[2]) for name, spec in _SUBCOMMANDS.items()])
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        if not args or (args[0] not in _SUBCOMMANDS and args[0] not in ("--help", "-h", "--version")):
             args = ["scan", *args]
         return super().parse_args(ctx, args)
 
@@ -45,20 +70,7 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from . import scan as _scan
-    from . import signatures as _sigs
-
-    cli.add_command(_scan.scan)
-    cli.add_command(_sigs.signatures)
-    cli.add_command(_sigs.explain)
-    for mod, name in (("watch", "watch"), ("ci", "ci"), ("audit", "audit"), ("mine", "mine")):
-        try:
-            module = __import__(f"crashlens.cli.{mod}", fromlist=[name])
-        except ImportError:
-            continue
-        cmd = getattr(module, name, None)
-        if isinstance(cmd, click.Command):
-            cli.add_command(cmd, name)
+    """Kept for callers that expect it: subcommands now register themselves on first use."""
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -69,7 +81,7 @@ def main(argv: list[str] | None = None) -> Any:
         from ..catalog import CatalogError
         from ..read import InputError
 
-        _register()
+
         # make_context/invoke rather than cli.main: click's own handler turns a closed stdout into exit 1
         # and prints a blank line on Ctrl-C; every outcome is decided here instead.
         args = sys.argv[1:] if argv is None else list(argv)

@@ -30,6 +30,20 @@ def next_blockers_hook(enabled: bool) -> Any:
     return hook
 
 
+def _installed_here(path: str) -> bool:
+    """Whether the culprit's file, as a package-relative path, exists on this interpreter's path
+    (a few stat calls, no import): otherwise the audit would have nothing to read."""
+    import os
+    import sys
+
+    parts = [x for x in path.replace("\\", "/").split("/") if x]
+    for k in range(2, min(6, len(parts)) + 1):
+        rel = os.path.join(*parts[-k:])
+        if any(os.path.isfile(os.path.join(p or ".", rel)) for p in sys.path):
+            return True
+    return False
+
+
 def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool, jobs: int | None = None) -> ScanResult:
     """Scan each source (stdin for none); several files go to up to `jobs` processes (default: one per
     core). The result is the same whichever way: sources are combined in the order given."""
@@ -81,6 +95,9 @@ def _on_first_use(make: Any, *args: Any) -> Any:
     real: list[Any] = []
 
     def hook(*a: Any, **kw: Any) -> Any:
+        frame = a[0] if a else None
+        if frame is not None and not _installed_here(str(getattr(frame, "file", ""))):
+            return []  # the audit would find nothing to read: do not pay for its imports
         if not real:
             real.append(make(*args) or (lambda *_a, **_kw: []))
         return real[0](*a, **kw)
