@@ -208,3 +208,14 @@ def test_recorded_sample_is_named_by_its_signature(log, sig_id):
 # Where the recorded-sample expectation and the catalog disagree on purpose (reported to the lead).
 KNOWN_SAMPLE_DISAGREEMENTS: dict[str, dict[str, str]] = {
 }
+
+
+def test_lint_compiles_every_shipped_pattern():
+    """The shipped catalog compiles its patterns only when used; the lint must catch a broken one."""
+    from crashlens.catalog import CatalogPattern, load_catalog
+    from crashlens.sigcheck import lint
+
+    cat = load_catalog()
+    assert not [p for p in lint(cat) if "does not compile" in p]
+    cat.callee_patterns.append(CatalogPattern("(?P<callee>unclosed", "shipped.toml: callee[99].pattern"))
+    assert any("shipped.toml: callee[99].pattern" in p for p in lint(cat))
