@@ -31,9 +31,11 @@ _FALLBACK = {
 }
 
 
-def short_path(path: str) -> str:
+def short_path(path: str, root: str | None = None) -> str:
     """The part of a path that is the same on every machine: from the package directory on."""
     p = path.replace("\\", "/")
+    if root and p.startswith(root) and "site-packages/" not in p and "dist-packages/" not in p:
+        return p[len(root) :]
     for marker in ("site-packages/", "dist-packages/"):
         i = p.rfind(marker)
         if i >= 0:

@@ -8,27 +8,36 @@ from ..diagnose import short_path
 from ..pipeline import ScanResult
 from ..records import Diagnosis, Frame
 
-MAX_CHAIN_SHOWN = 8
+MAX_CHAIN_SHOWN = 12
 MAX_MESSAGE = 240
 MAX_NEXT_SHOWN = 8
 
 
-def _frame(f: Frame) -> str:
-    return f"{short_path(f.file)}:{f.line} in {f.function}"
+def _frame(f: Frame, root: str | None = None) -> str:
+    return f"{short_path(f.file, root)}:{f.line} in {f.function}"
 
 
 def _chain_text(chain: tuple[Frame, ...]) -> list[str]:
+    """The traced chain as a person reads it: the frames they can change, then the call that failed.
+
+    Standard-library and torch frames in between are counted, not listed; a very long chain keeps its
+    first frames (the compiled region) and the frames nearest the failure."""
+    from ..culprit import is_changeable, source_root
+
+    root = source_root(chain)
     if len(chain) <= MAX_CHAIN_SHOWN:
-        shown = list(chain)
-        skipped = 0
+        return [_frame(f, root) for f in chain]
+    keep = [f for f in chain[:-1] if is_changeable(f)] + [chain[-1]]
+    hidden_internal = len(chain) - len(keep)
+    out: list[str] = []
+    if len(keep) > MAX_CHAIN_SHOWN:
+        head, tail = keep[:2], keep[-(MAX_CHAIN_SHOWN - 2):]
+        out = [_frame(f, root) for f in head] + [f"… {len(keep) - len(head) - len(tail)} more frames …"]
+        out += [_frame(f, root) for f in tail]
     else:
-        shown = list(chain[:2]) + list(chain[-(MAX_CHAIN_SHOWN - 2) :])
-        skipped = len(chain) - len(shown)
-    out = []
-    for i, f in enumerate(shown):
-        if skipped and i == 2:
-            out.append(f"… {skipped} more frames …")
-        out.append(_frame(f))
+        out = [_frame(f, root) for f in keep]
+    if hidden_internal:
+        out[-1] += f"   ({hidden_internal} standard-library/torch frames not shown)"
     return out
 
 
@@ -96,7 +105,9 @@ def build_panel(d: Diagnosis, n: int) -> Any:
         label = "Error" if d.fatal else "Reason"
         row(label, f"{d.exception[0]}: {msg}" if d.exception[0] else msg, "red" if d.fatal else "yellow")
     if d.culprit:
-        row("Culprit", _frame(d.culprit), "bold yellow")
+        from ..culprit import source_root
+
+        row("Culprit", _frame(d.culprit, source_root(d.chain)), "bold yellow")
         if d.culprit.source:
             row("", d.culprit.source, "dim")
     if d.callee:
