@@ -10,7 +10,7 @@ from typing import Any
 
 import re
 
-import regex
+from .errors import UserError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -38,10 +38,18 @@ FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "
 EXAMPLE_KEYS = {"expect", "era", "origin", "fields", "text"}
 # Control characters (tab and newline aside), C1 controls and bidi overrides: a catalog is shown on a
 # terminal, so none of these may hide in it.
-_CONTROL = regex.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-class CatalogError(Exception):
+def _regex() -> Any:
+    """The `regex` module (per-search timeouts), imported when a pattern is first compiled: a log
+    without a crash never needs it, and importing it costs ~50 ms of start-up."""
+    import regex
+
+    return regex
+
+
+class CatalogError(UserError):
     """A signature file is malformed; the message names the file, the field and the reason."""
 
 
@@ -65,7 +73,8 @@ class CatalogPattern:
     @property
     def rx(self) -> Any:
         if self._rx is None:
-            self._rx = regex.compile(self.source, regex.MULTILINE | regex.V0)
+            rx = _regex()
+            self._rx = rx.compile(self.source, rx.MULTILINE | rx.V0)
         return self._rx
 
     @property
@@ -222,8 +231,9 @@ def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPatt
     except (re.error, ValueError, OverflowError, RecursionError):
         pass  # `regex`-only syntax (\p{..}, possessive quantifiers, ...): let `regex` judge it now
     try:
-        rx = regex.compile(pat, regex.MULTILINE | regex.V0)
-    except (regex.error, ValueError, OverflowError, RecursionError) as e:
+        mod = _regex()
+        rx = mod.compile(pat, mod.MULTILINE | mod.V0)
+    except (_regex().error, ValueError, OverflowError, RecursionError) as e:
         raise CatalogError(f"{where}: pattern {pat!r} does not compile: {e}") from None
     return CatalogPattern(pat, where, negative, dict(rx.groupindex), rx)
 
@@ -239,7 +249,7 @@ def _quantifier(pat: str, i: int) -> tuple[int, bool]:
     elif c == "?":
         length, unbounded = 1, False
     elif c == "{":
-        m = regex.match(r"\{\s*(\d*)\s*(,?)\s*(\d*)\s*\}", pat[i:])
+        m = re.match(r"\{\s*(\d*)\s*(,?)\s*(\d*)\s*\}", pat[i:])
         if m is None or (not m.group(1) and not m.group(3)):
             return 0, False  # a literal brace
         low = int(m.group(1) or 0)
@@ -517,6 +527,7 @@ def _examples(items: Any, where: str) -> tuple[Example, ...]:
 # Parsed built-in catalog files, keyed by path, size and mtime, kept in the user's cache directory:
 # parsing ~60 TOML files with their example logs is most of a small scan's start-up time.
 _PARSED: dict[str, Any] = {}
+_PARSED_USED: set[str] = set()
 _PARSED_DIRTY = False
 
 
@@ -551,9 +562,12 @@ def _load_parsed_cache() -> None:
 def _save_parsed_cache() -> None:
     global _PARSED_DIRTY
     cf = _cache_file()
-    if cf is None or not _PARSED_DIRTY:
+    stale = set(_PARSED) - _PARSED_USED  # entries of edited or moved files: drop them, keep the file small
+    if cf is None or not (_PARSED_DIRTY or stale):
         return
     _PARSED_DIRTY = False
+    for key in stale:
+        del _PARSED[key]
     try:
         import json
         import tempfile
@@ -575,6 +589,8 @@ def _load_toml(path: Path) -> dict[str, Any]:
             key = _file_key(path)
         except OSError:
             key = ""
+        if key:
+            _PARSED_USED.add(key)
         hit = _PARSED.get(key) if key else None
         if isinstance(hit, dict):
             return hit
@@ -629,7 +645,7 @@ def load_signature(path: Path, fixsets: dict[str, tuple[FixTemplate, ...]] | Non
             raise CatalogError(f"{w}: field 'fixsets': no fix set named {name!r} in _fixsets.toml")
         fixes = fixes + fixsets[name]
     sig_id = _req(d, "id", str, w)
-    if not regex.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", sig_id):
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", sig_id):
         raise CatalogError(f"{w}: field 'id' must be kebab-case, got {sig_id!r}")
     extract = tuple(
         compile_pattern(p, f"{w}: extract") for p in _str_list(d.get("extract", []), f"{w}: extract")

@@ -10,11 +10,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from .errors import UserError
+
 # A line longer than this is cut: a 50 MB single line must not cost 50 MB of memory.
 MAX_LINE_BYTES = 64 * 1024
 
 
-class InputError(Exception):
+class InputError(UserError):
     """A source the user named cannot be read; the CLI turns it into one line and exit code 2."""
 
 

@@ -78,8 +78,7 @@ def main(argv: list[str] | None = None) -> Any:
     traceback (CRASHLENS_DEBUG=1 shows the traceback of an internal error)."""
     stdout_was_devnull = _stdout_is_devnull()
     try:
-        from ..catalog import CatalogError
-        from ..read import InputError
+        from ..errors import UserError
 
 
         # make_context/invoke rather than cli.main: click's own handler turns a closed stdout into exit 1
@@ -105,7 +104,7 @@ def main(argv: list[str] | None = None) -> Any:
         return _fail(msg, EXIT_USAGE)
     except click.ClickException as e:
         return _fail(e.format_message(), e.exit_code if e.exit_code not in (0, 1) else EXIT_USAGE)
-    except (InputError, CatalogError) as e:
+    except UserError as e:
         return _fail(str(e), EXIT_USAGE)
     except BrokenPipeError:
         # `crashlens big.log | head`: the reader left; that is not an error.
