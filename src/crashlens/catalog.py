@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import re
 
 from .errors import UserError
 
@@ -44,7 +43,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2
 def _regex() -> Any:
     """The `regex` module (per-search timeouts), imported when a pattern is first compiled: a log
     without a crash never needs it, and importing it costs ~50 ms of start-up."""
-    import regex
+    import regex  # type: ignore[import-untyped]
 
     return regex
 
@@ -60,7 +59,7 @@ class CatalogPattern:
     when the catalog loads (with the standard library's fast compiler where it understands the
     pattern) and compiled for real the first time it is used, so a scan pays only for what it runs."""
 
-    __slots__ = ("source", "where", "negative", "groupindex", "_rx")
+    __slots__ = ("_rx", "groupindex", "negative", "source", "where")
 
     def __init__(self, source: str, where: str, negative: bool = False, groupindex: Any = None,
                  rx: Any = None) -> None:
@@ -472,7 +471,7 @@ def _fixes(items: Any, where: str) -> tuple[FixTemplate, ...]:
         contexts = frozenset(_str_list(f.get("contexts", sorted(CONTEXTS)), f"{w}.contexts"))
         bad = contexts - CONTEXTS
         if bad:
-            raise CatalogError(f"{w}.contexts: unknown context {sorted(bad)[0]!r} (known: {', '.join(sorted(CONTEXTS))})")
+            raise CatalogError(f"{w}.contexts: unknown context {min(bad)!r} (known: {', '.join(sorted(CONTEXTS))})")
         line = f.get("line")
         if line is not None and (isinstance(line, bool) or not isinstance(line, (int, str))):
             raise CatalogError(f"{w}.line: must be a line number or a template string")

@@ -89,8 +89,7 @@ def module_of(path: str, root: str | None = None) -> str | None:
             return None
         rel = p[p.rindex(f"/{pkg}/") + 1 :]
     rel = rel[:-3]
-    if rel.endswith("/__init__"):
-        rel = rel[: -len("/__init__")]
+    rel = rel.removesuffix("/__init__")
     return rel.replace("/", ".")
 
 

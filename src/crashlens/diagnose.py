@@ -124,12 +124,9 @@ def _applies(f: FixTemplate, ctx: Context) -> bool:
     key = "unknown" if ctx.fullgraph is None else ("fullgraph" if ctx.fullgraph else "graph-break")
     if key not in f.contexts:
         return False
-    if f.servers:
-        if (ctx.server or "none") not in f.servers:
-            return False
-    if f.modes and (ctx.mode or "none") not in f.modes:
+    if f.servers and (ctx.server or "none") not in f.servers:
         return False
-    return True
+    return not (f.modes and (ctx.mode or "none") not in f.modes)
 
 
 def _render_fixes(

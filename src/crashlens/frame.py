@@ -130,10 +130,9 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
                 text = text[m.end() :]
                 prefixed = changed = True
                 continue
-        if c0 == "|":
-            if text.startswith("| "):
-                text = text[2:]
-                changed = True
+        if c0 == "|" and text.startswith("| "):
+            text = text[2:]
+            changed = True
     return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start)
 
 

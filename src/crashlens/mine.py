@@ -50,7 +50,7 @@ def _unknown(sig_id: str | None, exact: bool, tags: tuple[str, ...]) -> bool:
 def mine_records(records: Iterable[CrashRecord], cat: Catalog, include_known: bool = False) -> list[Cluster]:
     clusters: dict[str, Cluster] = {}
     for rec in records:
-        m, t = match_record(rec, cat)
+        m, _targets = match_record(rec, cat)
         if not include_known and m is not None and not _unknown(m.signature.id, m.exact, m.signature.tags):
             continue
         head = rec.headline

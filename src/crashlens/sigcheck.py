@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any
 
 from .catalog import Catalog, CatalogError, Signature, compile_pattern
@@ -90,6 +89,6 @@ def lint(cat: Catalog) -> list[str]:
         if not sig.fixes and sig.family == "dynamo":
             problems.append(f"{sig.path}: field 'fixes': a dynamo signature needs at least one fix")
         ranks = [f.rank for f in sig.fixes]
-        if len(ranks) != len(set((f.rank, f.title) for f in sig.fixes)):
+        if len(ranks) != len({(f.rank, f.title) for f in sig.fixes}):
             problems.append(f"{sig.path}: field 'fixes': duplicate fix")
     return problems

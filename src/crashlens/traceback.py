@@ -215,8 +215,18 @@ SKIP = "skip"  # the call stack printed inside a warning ("This call originates 
 class _Stream:
     """Parses the lines of one rank into records."""
 
-    __slots__ = ("draft", "state", "blank_run", "section", "name", "nlines", "fed_at", "last_kind", "prev_kind",
-                 "pending_gb")
+    __slots__ = (
+        "blank_run",
+        "draft",
+        "fed_at",
+        "last_kind",
+        "name",
+        "nlines",
+        "pending_gb",
+        "prev_kind",
+        "section",
+        "state",
+    )
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -428,7 +438,7 @@ class _Stream:
         if st == WARN:
             if stripped and (text[:1].isspace() or _RECOMPILE_FN.match(text) or line.level is not None
                              and line.prefixed and not _starts_record(text)):
-                if text.startswith("To log all recompilation reasons") or text.startswith("To diagnose"):
+                if text.startswith(("To log all recompilation reasons", "To diagnose")):
                     return True
                 if text[:1].isspace() or _RECOMPILE_FN.match(text):
                     d.block().message_lines.append(stripped)
@@ -759,7 +769,7 @@ class _Stream:
                 d.gb_header_only = False
             self.section = "user"
             return True
-        if text.startswith("Graph break:") or text.startswith("torch.compile will skip tracing"):
+        if text.startswith(("Graph break:", "torch.compile will skip tracing")):
             d.block().message_lines.append(stripped)
             return True
         fm = _FRAME.match(text)
@@ -795,9 +805,9 @@ class _Stream:
                     self._add_source(frames, text)
                 return True
             if self.section in ("explanation", "hint", "context"):
-                target = {"explanation": d.explanation, "hint": d.hints, "context": d.debug_context}[self.section]
-                if target:
-                    target[-1] = target[-1] + " " + stripped
+                lines = {"explanation": d.explanation, "hint": d.hints, "context": d.debug_context}[self.section]
+                if lines:
+                    lines[-1] = lines[-1] + " " + stripped
                 return True
             d.block().message_lines.append(stripped)
             return True
@@ -890,9 +900,9 @@ class RecordExtractor:
         if self._last == "" and best == 1 and scores.get("", 0) == 0:
             return ""  # a blank or indented line right after a foreign line belongs to that write
         expecting = self._expecting([k for k, sc in scores.items() if sc > 0], text)
-        if self._last in scores and scores[self._last] > 0 and (not expecting or self._last in expecting):
-            if scores[self._last] == best or not expecting:
-                return self._last
+        last_score = scores.get(self._last, 0)
+        if last_score > 0 and (not expecting or (self._last in expecting and last_score == best)):
+            return self._last
         if expecting:
             return min(expecting, key=lambda k: self._streams[k].fed_at)
         takers = [k for k, sc in scores.items() if sc == best]
