@@ -11,6 +11,7 @@ from ..pipeline import ScanResult
 from ..records import Diagnosis
 from . import markdown
 from .markdown import clean
+from .text import headline_rows
 
 # GitHub keeps 10 error + 10 warning annotations per step and silently drops the rest.
 MAX_PER_KIND = 10
@@ -86,12 +87,7 @@ def _report(result: ScanResult, locations: Mapping[str, Location], annotated: in
         loc = locations.get(d.id)
         out.append(f"{n}. [{'fatal' if d.fatal else 'graph break'}] {d.title}  (id {d.id})")
         out.append(f"   {d.summary.strip()}")
-        if d.exception:
-            out.append(f"   error:   {d.exception[0] or '(message only)'}: {d.exception[1]}")
-        if d.culprit is not None:
-            out.append(f"   culprit: {short_path(d.culprit.file)}:{d.culprit.line} in {d.culprit.function}")
-            if d.culprit.source:
-                out.append(f"            {d.culprit.source}")
+        out += [f"   {(label + ':') if label else '':<9}{value}" for label, value in headline_rows(d)]
         if loc is not None:
             out.append(f"   log:     {loc.log}")
             if loc.path is not None:

@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 
 from ..cipaths import Location
-from ..diagnose import short_path
 from ..pipeline import ScanResult
 from ..records import Diagnosis
+from .text import headline_rows
 
 # Characters XML 1.0 does not allow even as references; ElementTree would write them and the file would not parse.
 _ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -24,12 +24,7 @@ def xml_text(s: str, limit: int = MAX_BODY) -> str:
 
 def body(d: Diagnosis, loc: Location | None) -> str:
     out = [d.title, "", d.summary.strip(), ""]
-    if d.exception:
-        out.append(f"Error:    {d.exception[0] or '(message only)'}: {d.exception[1]}")
-    if d.culprit is not None:
-        out.append(f"Culprit:  {short_path(d.culprit.file)}:{d.culprit.line} in {d.culprit.function}")
-        if d.culprit.source:
-            out.append(f"          {d.culprit.source}")
+    out += [f"{(label.capitalize() + ':') if label else '':<10}{value}" for label, value in headline_rows(d)]
     if d.callee:
         out.append(f"Callee:   {d.callee}")
     for occ in d.occurrences[:20]:
