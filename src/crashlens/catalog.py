@@ -196,6 +196,23 @@ class Catalog:
     def get(self, sig_id: str) -> Signature | None:
         return self.by_id.get(sig_id)
 
+    def patterns(self) -> list[CatalogPattern]:
+        """Every pattern of the catalog (signatures, library rules, context, facts, callee rules)."""
+        pats: list[CatalogPattern] = []
+        for sig in self.signatures:
+            pats += [p for _key, ps in sig.matcher.rules for p in ps] + list(sig.extract)
+        for rule in self.libraries:
+            pats += [p for _key, ps in rule.matcher.rules for p in ps]
+        for crule in self.context_rules:
+            pats += list(crule.patterns)
+        pats += [f.pattern for f in self.facts] + list(self.callee_patterns) + [v[1] for v in self.version_hints]
+        return pats
+
+    def warm(self) -> None:
+        """Compile every pattern now: a long-running watcher pays this while idle, not when a crash arrives."""
+        for pat in self.patterns():
+            _ = pat.rx
+
 
 def builtin_dir() -> Path:
     """The shipped catalog: next to the package when installed, or the repository's signatures/."""

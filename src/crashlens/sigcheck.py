@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .catalog import Catalog, CatalogError, Signature, compile_pattern
 from .frame import frame_lines
@@ -53,23 +52,11 @@ def check_catalog(cat: Catalog) -> list[CheckResult]:
     return out
 
 
-def _all_patterns(cat: Catalog) -> list[Any]:
-    pats: list[Any] = []
-    for sig in cat.signatures:
-        pats += [p for _key, ps in sig.matcher.rules for p in ps] + list(sig.extract)
-    for rule in cat.libraries:
-        pats += [p for _key, ps in rule.matcher.rules for p in ps]
-    for crule in cat.context_rules:
-        pats += list(crule.patterns)
-    pats += [f.pattern for f in cat.facts] + list(cat.callee_patterns) + [v[1] for v in cat.version_hints]
-    return pats
-
-
 def lint(cat: Catalog) -> list[str]:
     """Problems that make a catalog unfit to ship. The shipped catalog's patterns are compiled on
     first use at run time, so this is where every one of them is compiled and checked."""
     problems = []
-    for pat in _all_patterns(cat):
+    for pat in cat.patterns():
         where = getattr(pat, "where", "catalog")
         source = getattr(pat, "source", getattr(pat, "pattern", ""))
         try:

@@ -304,6 +304,7 @@ class _Reporter:
 def _watch_files(files: list[str], fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None,
                  exec_cmd: str | None, quiet_period: float, from_start: bool) -> int:
     cat = get_catalog(list(signatures))
+    cat.warm()
     hook = next_blockers_hook(audit)
     sessions = {name: SourceSession(name, cat, hook) for name in files}
     reporter = _Reporter(fmt, sys.stdout, color, exec_cmd, status=True, files=files)
@@ -326,6 +327,7 @@ def _watch_files(files: list[str], fmt: str, signatures: tuple[str, ...], audit:
 def _follow_stream(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None,
                    exec_cmd: str | None, quiet_period: float) -> int:
     cat = get_catalog(list(signatures))
+    cat.warm()
     session = SourceSession("<stdin>", cat, next_blockers_hook(audit))
     # Diagnoses go to stderr: stdout carries the input through, byte for byte.
     reporter = _Reporter(fmt, sys.stderr, color, exec_cmd, status=False)
