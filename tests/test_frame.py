@@ -1,0 +1,51 @@
+"""Framing: the prefixes real servers print (lines quoted from public SGLang/vLLM/torch logs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from crashlens.frame import frame_line
+
+CASES = [
+    # SGLang: ranks inside the timestamp bracket, record start only
+    ("[2025-02-15 12:24:59 DP13 TP13] Capture cuda graph begin. This can take up to several minutes.",
+     "DP13 TP13", "Capture cuda graph begin. This can take up to several minutes.", True),
+    ("[2026-05-09 12:23:55] Capture cuda graph num tokens [4, 8, 12]", None, "Capture cuda graph num tokens [4, 8, 12]", True),
+    ("[2026-06-10 13:08:34 TP7] Piecewise CUDA Graph failed with error: boom", "TP7",
+     "Piecewise CUDA Graph failed with error: boom", True),
+    # Ray launcher around SGLang
+    ("(worker1, rank=1, pid=6813, ip=10.202.0.41) [2025-02-15 12:24:59 DP13 TP13] Capture cuda graph begin.",
+     "DP13 TP13", "Capture cuda graph begin.", True),
+    # vLLM: process tag and level on every line; traceback indentation survives
+    ("(VllmWorker rank=3 pid=7481) INFO 07-18 07:30:59 [default_loader.py:272] Loading weights took 22.38 seconds",
+     "VllmWorker rank=3", "Loading weights took 22.38 seconds", False),
+    ("(EngineCore_DP0 pid=506800) ERROR 10-14 21:31:51 [core.py:792]   File \"/x/gpu_model_runner.py\", line 3722, in profile_run",
+     "EngineCore_DP0", '  File "/x/gpu_model_runner.py", line 3722, in profile_run', False),
+    ("(Worker_TP1 pid=25649) ERROR 11-11 15:19:45 [multiproc_executor.py:671] Traceback (most recent call last):",
+     "Worker_TP1", "Traceback (most recent call last):", False),
+    ("ERROR 05-23 09:31:47 [core.py:396] File \".../convert_frame.py\", line 547, in __call__",
+     None, 'File ".../convert_frame.py", line 547, in __call__', False),
+    # torch glog and torch.distributed rank prefixes
+    ("[rank4]:E0317 07:53:56.045000 2265 torch/_guards.py:283] [14/1] Error while creating guard:",
+     "rank4", "Error while creating guard:", False),
+    ("[rank0]: Traceback (most recent call last):", "rank0", "Traceback (most recent call last):", False),
+    ("V1129 16:24:39.657000 18630 torch/_dynamo/symbolic_convert.py:5124] [0/0] [__graph_breaks] Graph break in user code at /a.py:3",
+     None, "Graph break in user code at /a.py:3", False),
+]
+
+
+@pytest.mark.parametrize(("raw", "rank", "text", "record_start"), CASES, ids=[c[0][:40] for c in CASES])
+def test_prefix_is_parsed_off(raw, rank, text, record_start):
+    line = frame_line("x.log", 7, raw)
+    assert (line.rank, line.text, line.record_start) == (rank, text, record_start)
+    assert line.lineno == 7 and line.source == "x.log"
+
+
+def test_colour_codes_do_not_hide_a_prefix():
+    line = frame_line("x", 1, "\x1b[1;36m(VllmWorker rank=2 pid=123)\x1b[0;0m ERROR 06-18 10:22:33 [f.py:12] boom")
+    assert (line.rank, line.level, line.text) == ("VllmWorker rank=2", "ERROR", "boom")
+
+
+def test_graph_break_artifact_is_kept():
+    line = frame_line("x", 1, "V1129 16:24:39.657000 18630 torch/_dynamo/symbolic_convert.py:5124] [0/0] [__graph_breaks] x")
+    assert line.artifact == "graph_breaks" and line.level == "DEBUG"
