@@ -93,3 +93,26 @@ def test_readme_demo_sample_exists():
     assert len(first) == 2
     demo = first[0].split("crashlens ")[-1].split()[0]
     assert (SAMPLES.parent / demo).is_file(), demo
+
+
+def test_signatures_commands_show_the_catalog():
+    p = run_cli("signatures", "list")
+    assert p.returncode == 0 and b"subprocess-thread-lock" in p.stdout
+    p = run_cli("signatures", "check")
+    assert p.returncode == 0 and b" 0 failed" in p.stdout
+    p = run_cli("explain", "subprocess-thread-lock")
+    assert p.returncode == 0 and b"Fixes (best first" in p.stdout and b"custom-op" in p.stdout
+    p = run_cli("explain", "no-such-signature")
+    assert p.returncode == 2 and b"no signature with id" in p.stderr
+
+
+def test_mine_clusters_crashes_no_signature_names(tmp_path):
+    # two copies of a real recording whose failure only the generic fallback names
+    raw = (SAMPLES / "raw" / "dynamo-generic.log").read_bytes()
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_bytes(raw)
+    b.write_bytes(raw)
+    p = run_cli("mine", str(a), str(b), "--stub")
+    out = p.stdout.decode()
+    assert p.returncode == 0
+    assert "×2" in out and 'id = "mined-1"' in out
