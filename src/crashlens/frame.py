@@ -109,6 +109,15 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
                 prefixed = changed = True
                 continue
         if c0 == "[":
+            # torch 2.1-2.2's logger prints `[date time,ms] [0/0] name: [LEVEL]`, which the SGLang
+            # pattern would half-match: try it first.
+            m = _PYLOG_OLD.match(text)
+            if m:
+                level = m.group("level")
+                artifact = m.group("artifact") or artifact
+                text = text[m.end() :]
+                prefixed = changed = True
+                continue
             m = _SGLANG.match(text)
             if m:
                 ranks = m.group("ranks").strip()
@@ -120,13 +129,6 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
             m = _TORCH_RANK.match(text)
             if m:
                 rank = rank or f"rank{m.group('rank')}"
-                text = text[m.end() :]
-                prefixed = changed = True
-                continue
-            m = _PYLOG_OLD.match(text)
-            if m:
-                level = m.group("level")
-                artifact = m.group("artifact") or artifact
                 text = text[m.end() :]
                 prefixed = changed = True
                 continue

@@ -64,6 +64,7 @@ _DEBUG_CTX = re.compile(r"^\s+Developer debug context: ?(?P<t>.*)$")
 _GB_LINK = re.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
 _GB_ID = re.compile(r"[Gg][Bb](\d{4})")
 _USER_CODE = re.compile(r"^\s*from user code:\s*$")
+_ELISION = re.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
 _USER_STACK = re.compile(r"^User Stack \(most recent call last\):\s*$")
 # Lines that look like a new log record rather than more of an exception message.
 _LOGLIKE = re.compile(
@@ -271,6 +272,8 @@ class _Stream:
         if st == IDLE or d is None:
             return 0
         stripped = text.strip()
+        if _ELISION.match(text):
+            return 1
         if _FRAME.match(text) or _FRAME_NOFUNC.match(text):
             return 2 if st in (TB, USER) or (st == AFTER and not d.trailer) else 0
         if not stripped:
@@ -336,6 +339,8 @@ class _Stream:
 
     # -- helpers -------------------------------------------------------------------------------
     def _start(self, kind: str, line: LogLine, lead: str | None = None) -> _Draft:
+        if line.artifact == "graph_breaks":
+            kind = "graph_break"  # whatever the graph-break logger printed is a logged break, never fatal
         self.draft = _Draft(kind, line.source, line.lineno, line.rank if line.rank else None, lead=lead)
         self.blank_run = 0
         self.section = None
@@ -433,6 +438,8 @@ class _Stream:
         assert d is not None
         stripped = text.strip()
 
+        if _ELISION.match(text):
+            return True  # `...` / `[... 36 lines elided ...]` pasted into a bug report: the record goes on
         if st == GB:
             return self._graph_break(line, out)
         if st == WARN:
