@@ -151,6 +151,7 @@ class LibraryRule:
     references: tuple[str, ...]
     priority: int
     path: str
+    suppress: tuple[str, ...] = ()  # kinds of generic fixes that do not work where this rule applies
 
 
 @dataclass(frozen=True, slots=True)
@@ -718,9 +719,18 @@ def load_library(path: Path) -> list[LibraryRule]:
                 references=tuple(_str_list(r.get("references", []), f"{rw}.references")),
                 priority=_int(r, "priority", 50, rw),
                 path=w,
+                suppress=_fix_kinds(r.get("suppress", []), f"{rw}.suppress"),
             )
         )
     return out
+
+
+def _fix_kinds(v: Any, where: str) -> tuple[str, ...]:
+    kinds = _str_list(v, where)
+    bad = [k for k in kinds if k not in FIX_KINDS]
+    if bad:
+        raise CatalogError(f"{where}: {bad[0]!r} is not a fix kind (known: {', '.join(sorted(FIX_KINDS))})")
+    return tuple(kinds)
 
 
 def load_server(path: Path) -> list[ServerFlag]:

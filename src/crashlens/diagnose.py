@@ -186,12 +186,22 @@ def build(
     libs: list[LibraryRule] = library_rules(t, sig, cat)
     templates: list[tuple[FixTemplate, str]] = []
     lib_kinds: set[str] = set()
-    for rule in libs:
+    offered: set[tuple[str, str]] = set()
+    for rule in libs:  # most specific rule first
+        mine: set[tuple[str, str]] = set()
         for f in rule.fixes:
+            key = (rule.library, f.kind)
+            if f.kind in ("custom-op", "upgrade") and key in offered:
+                continue  # a more specific rule of the same library already offers this kind of fix
             templates.append((f, rule.id))
             if _applies(f, ctx):
                 lib_kinds.add(f.kind)
+                mine.add(key)
+        offered |= mine
+    suppressed = {k for rule in libs for k in rule.suppress}
     for f in sig.fixes:
+        if f.kind in suppressed:
+            continue  # the library rule knows this kind of fix does not work here
         # A library's own fix of the same kind (its custom op, its release) replaces the generic one.
         if f.kind in lib_kinds and f.kind in ("custom-op", "upgrade"):
             continue

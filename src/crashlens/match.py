@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,10 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
                 break
     chain = traced_chain(record)
     culprit = pick_culprit(chain)
+    if not callee and d is not None and chain and chain[-1].source:
+        # The message that names the rejected call was lost (a cut paste); the statement dynamo
+        # stopped at still shows it.
+        callee = call_in(chain[-1].source)
     frames = tuple(f"{f.file}:{f.function}" for f in chain) or tuple(
         f"{f.file}:{f.function}" for b in record.chain for f in b.frames
     )
@@ -96,6 +101,17 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
         headline=(record.headline.message.split("\n", 1)[0] if record.headline else ""),
         explanation=(d.explanation or "") if d is not None else "",
     )
+
+
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\s*\(")
+
+
+def call_in(source: str) -> str:
+    """The call a source line makes (`self._lock = threading.Lock()` -> `threading.Lock`): the first
+    dotted one, else the first one."""
+    calls = _CALL.findall(source.split("#", 1)[0])
+    dotted = [c for c in calls if "." in c]
+    return (dotted or calls or [""])[0]
 
 
 def _callee_from(g: dict[str, str | None]) -> str:
