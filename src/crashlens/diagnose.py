@@ -301,7 +301,9 @@ def _fold_fragments(diags: list[Diagnosis]) -> list[Diagnosis]:
                 if not _contains(e.chain, d.chain):
                     continue
                 # A cut-off copy, or a copy that lost frames but reports the very same error.
-                if (not d.complete and (d.callee is None or d.callee == e.callee)) or (
+                # (A fragment without its exception line may only have a callee read off the source line.)
+                untyped = not d.exception or not d.exception[0]
+                if (not d.complete and (d.callee is None or d.callee == e.callee or untyped)) or (
                         d.callee is not None and d.callee == e.callee and d.exception == e.exception):
                     host = e
                     break

@@ -109,7 +109,7 @@ _CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\s*\(")
 def call_in(source: str) -> str:
     """The call a source line makes (`self._lock = threading.Lock()` -> `threading.Lock`): the first
     dotted one, else the first one."""
-    calls = _CALL.findall(source.split("#", 1)[0])
+    calls: list[str] = _CALL.findall(source.split("#", 1)[0])
     dotted = [c for c in calls if "." in c]
     return (dotted or calls or [""])[0]
 
