@@ -49,3 +49,12 @@ def test_colour_codes_do_not_hide_a_prefix():
 def test_graph_break_artifact_is_kept():
     line = frame_line("x", 1, "V1129 16:24:39.657000 18630 torch/_dynamo/symbolic_convert.py:5124] [0/0] [__graph_breaks] x")
     assert line.artifact == "graph_breaks" and line.level == "DEBUG"
+
+
+@pytest.mark.parametrize("prefix", ["sglang-1  | ", "vllm_server_1 | ", "[pod/sglang-0/server] ", "E       "])
+def test_container_and_pytest_prefixes_come_off(prefix):
+    line = frame_line("x", 1, prefix + "torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped")
+    assert line.text == "torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped"
+    # indentation inside the prefix-less text survives (frame lines keep their two spaces)
+    frame = frame_line("x", 2, prefix + '  File "/a/b.py", line 3, in f')
+    assert frame.text == '  File "/a/b.py", line 3, in f'

@@ -23,6 +23,11 @@ _NEEDS_STRIP = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f
 # vLLM level, torch.distributed rank, glog) all come off.
 _DOCKER_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
 _VIEWER_PIPE = re.compile(r" {0,4}\| ")
+# docker compose (`sglang-1  | `, v1 `sglang_1  | `) and `kubectl logs --prefix` (`[pod/name/container] `)
+_COMPOSE = re.compile(r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ")
+_KUBECTL = re.compile(r"\[pod/[^\]\s]+\] ")
+# pytest shows an exception's lines as `E       <line>` (E, then indentation to column 8)
+_PYTEST_E = re.compile(r"E(?: {7}|$)")
 _RAY = re.compile(r"\((?P<proc>[^()]*?), rank=(?P<rank>\d+), pid=\d+(?:, ip=[\w.:]+)?\) ")
 _VLLM_TAG = re.compile(r" ?\((?P<proc>[A-Za-z][\w ]*?(?: rank=\d+)?|[A-Za-z][\w]*) pid=\d+\) ?")
 _VLLM_LEVEL = re.compile(
@@ -74,6 +79,19 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
                 text = text[m.end() :]
                 changed = True
                 continue
+        if c0.isalnum():
+            m = _COMPOSE.match(text)
+            if m:
+                text = text[m.end() :]
+                changed = True
+                continue
+            if c0 == "E":
+                m = _PYTEST_E.match(text)
+                if m:
+                    text = text[m.end() :]
+                    level = level or "ERROR"
+                    changed = True
+                    continue
         if c0 in " (":
             m = _RAY.match(text)
             if m:
@@ -109,6 +127,11 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
                 prefixed = changed = True
                 continue
         if c0 == "[":
+            m = _KUBECTL.match(text)
+            if m:
+                text = text[m.end() :]
+                changed = True
+                continue
             # torch 2.1-2.2's logger prints `[date time,ms] [0/0] name: [LEVEL]`, which the SGLang
             # pattern would half-match: try it first.
             m = _PYLOG_OLD.match(text)
