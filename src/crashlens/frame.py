@@ -57,9 +57,29 @@ def strip_controls(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-def _rank_from_proc(proc: str) -> str:
-    proc = proc.strip()
-    return proc
+_BAR = re.compile(r"\| ")
+_ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+# Every prefix a log line can carry, in the order they are tried: (characters a line must start with
+# for the prefix to be possible, its pattern, what it tells). A line sheds prefixes until none matches,
+# so stacked ones (docker time, Ray tag, vLLM tag, vLLM level, torch rank, glog) all come off.
+# torch 2.1-2.2's logger (`[date time,ms] [0/0] name: [LEVEL]`) comes before SGLang's bracket, which
+# would half-match it.
+_PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("0123456789", _DOCKER_TS, "wrapper"),
+    (_ALNUM, _COMPOSE, "wrapper"),
+    ("E", _PYTEST_E, "pytest"),
+    (" (", _RAY, "ray"),
+    (" (", _VLLM_TAG, "process"),
+    (" ", _VIEWER_PIPE, "wrapper"),
+    ("DIWEC", _VLLM_LEVEL, "level"),
+    ("VIWEC", _GLOG, "glog"),
+    ("[", _KUBECTL, "wrapper"),
+    ("[", _PYLOG_OLD, "pylog"),
+    ("[", _SGLANG, "sglang"),
+    ("[", _TORCH_RANK, "torch-rank"),
+    ("|", _BAR, "wrapper"),
+)
 
 
 def frame_line(source: str, lineno: int, raw: str) -> LogLine:
@@ -67,97 +87,38 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     rank: str | None = None
     level: str | None = None
     artifact: str | None = None
-    prefixed = False
-    record_start = False
-    changed = True
-    while changed and text:
-        changed = False
+    prefixed = record_start = False
+    found = True
+    while found and text:
+        found = False
         c0 = text[0]
-        if c0.isdigit():
-            m = _DOCKER_TS.match(text)
-            if m:
-                text = text[m.end() :]
-                changed = True
+        for first, pattern, what in _PREFIXES:
+            if c0 not in first:
                 continue
-        if c0.isalnum():
-            m = _COMPOSE.match(text)
-            if m:
-                text = text[m.end() :]
-                changed = True
+            m = pattern.match(text)
+            if m is None:
                 continue
-            if c0 == "E":
-                m = _PYTEST_E.match(text)
-                if m:
-                    text = text[m.end() :]
-                    level = level or "ERROR"
-                    changed = True
-                    continue
-        if c0 in " (":
-            m = _RAY.match(text)
-            if m:
+            text = text[m.end() :]
+            found = True
+            if what == "wrapper":
+                break
+            if what == "pytest":
+                level = level or "ERROR"
+                break
+            prefixed = True
+            if what in ("ray", "torch-rank"):
                 rank = rank or f"rank{m.group('rank')}"
-                text = text[m.end() :]
-                prefixed = changed = True
-                continue
-            m = _VLLM_TAG.match(text)
-            if m:
-                rank = _rank_from_proc(m.group("proc"))
-                text = text[m.end() :]
-                prefixed = changed = True
-                continue
-            if c0 == " ":
-                m = _VIEWER_PIPE.match(text)
-                if m:
-                    text = text[m.end() :]
-                    changed = True
-                    continue
-        if c0 in "DIWEC":
-            m = _VLLM_LEVEL.match(text)
-            if m:
+            elif what == "process":
+                rank = m.group("proc").strip()
+            elif what == "level":
                 level = m.group("level")
-                text = text[m.end() :]
-                prefixed = changed = True
-                continue
-        if c0 in "VIWEC":
-            m = _GLOG.match(text)
-            if m:
-                level = _GLOG_LEVELS[m.group("level")]
+            elif what in ("glog", "pylog"):
+                level = _GLOG_LEVELS.get(m.group("level"), m.group("level"))
                 artifact = m.group("artifact") or artifact
-                text = text[m.end() :]
-                prefixed = changed = True
-                continue
-        if c0 == "[":
-            m = _KUBECTL.match(text)
-            if m:
-                text = text[m.end() :]
-                changed = True
-                continue
-            # torch 2.1-2.2's logger prints `[date time,ms] [0/0] name: [LEVEL]`, which the SGLang
-            # pattern would half-match: try it first.
-            m = _PYLOG_OLD.match(text)
-            if m:
-                level = m.group("level")
-                artifact = m.group("artifact") or artifact
-                text = text[m.end() :]
-                prefixed = changed = True
-                continue
-            m = _SGLANG.match(text)
-            if m:
-                ranks = m.group("ranks").strip()
-                if ranks:
-                    rank = ranks
-                text = text[m.end() :]
-                prefixed = changed = record_start = True
-                continue
-            m = _TORCH_RANK.match(text)
-            if m:
-                rank = rank or f"rank{m.group('rank')}"
-                text = text[m.end() :]
-                prefixed = changed = True
-                continue
-        if c0 == "|" and text.startswith("| "):
-            text = text[2:]
-            changed = True
+            elif what == "sglang":
+                rank = m.group("ranks").strip() or rank
+                record_start = True
+            break
     return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start)
 
 
