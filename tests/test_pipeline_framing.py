@@ -137,3 +137,14 @@ def test_cut_off_traceback_still_names_the_culprit(sample):
     assert got, "cut-off traceback not detected"
     assert (got[0].culprit.file, got[0].culprit.line) == (plain.culprit.file, plain.culprit.line)
     assert got[0].confidence <= plain.confidence
+
+
+@pytest.mark.skipif(not FATAL, reason="no recorded samples")
+def test_id_is_the_same_under_another_install_prefix():
+    """A crash id must not depend on where the library was installed (checkout vs site-packages)."""
+    sample = next((p for p in FATAL if p.stem == "fakeserve-pcg-fp4"), FATAL[0])
+    body = _body(sample)
+    moved = [ln.replace("/work/main/samples/repro/", "/usr/local/lib/python3.12/dist-packages/") for ln in body]
+    a = [d for d in _scan(body) if d.fatal][0]
+    b = [d for d in _scan(moved) if d.fatal][0]
+    assert a.id == b.id and a.culprit.line == b.culprit.line

@@ -50,7 +50,9 @@ def short_path(path: str, root: str | None = None) -> str:
 def fingerprint(sig_id: str, family: str, t: Targets, gb_type: str | None, headline: str) -> str:
     """Same crash, same id: in another run, on another rank, under another install prefix."""
     if t.culprit is not None:
-        where = f"{short_path(t.culprit.file)}:{t.culprit.function}"
+        # the file's last two path parts: the same whether the library is installed or a checkout
+        tail = "/".join(t.culprit.file.replace("\\", "/").split("/")[-2:])
+        where = f"{tail}:{t.culprit.function}"
     else:
         where = _VOLATILE.sub("#", headline)[:200]
     # The graph-break type is left out on purpose: partial copies of one crash (SGLang's PCG message,
