@@ -203,14 +203,19 @@ def _wait_until_blocked(pid: int, limit: float = 20.0) -> None:
     """Until the process sleeps in a read (Linux wchan), so SIGINT lands in the scan, not in start-up."""
     deadline = time.monotonic() + limit
     wchan = Path(f"/proc/{pid}/wchan")
+    settled = 0
     while time.monotonic() < deadline:
         try:
             state = wchan.read_text()
         except OSError:
             time.sleep(3)
             return
-        if "pipe" in state or "read" in state or "poll" in state or "select" in state or "sleep" in state:
-            time.sleep(0.2)
+        # Blocked waiting for input (or sleeping between polls), and still so a moment later: start-up
+        # (imports read files, which can look like a wait too) is over.
+        waiting = any(w in state for w in ("pipe", "poll", "select", "nanosleep", "wait_woken"))
+        settled = settled + 1 if waiting else 0
+        if settled >= 4:
+            time.sleep(0.1)
             return
         time.sleep(0.05)
 
