@@ -23,7 +23,7 @@ from crashlens.read import decode_line
 
 ROOT = Path(__file__).resolve().parent.parent
 CRASHLENS = Path(sys.executable).parent / "crashlens"
-QUIET = 0.2  # --quiet-period used by these tests
+QUIET = 0.4  # --quiet-period used by these tests (generous: a loaded CI machine must not split a write)
 TIMEOUT = 10.0  # seconds to wait for something that should come at once
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to see the watcher is ready")
