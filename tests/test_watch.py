@@ -138,6 +138,15 @@ class Watch:
         _wait_open(self.proc, [p for p in self.paths if p.exists()])
         return self
 
+    def read_through(self, path: Path, text: str) -> None:
+        """Wait until the in-process follower has read `text` from `path`: only then may a test destroy
+        it (truncate, delete); content written and removed between two polls cannot be read by anyone."""
+        want = len(_lines(text))
+        deadline = time.monotonic() + TIMEOUT
+        while len(self.lines[str(path)]) < want and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(self.lines[str(path)]) >= want, "the follower did not read the file"
+
     def diagnosis(self) -> dict[str, object]:
         line = self.out.wait_for(lambda b: b.strip() != b"")
         doc = json.loads(line)
@@ -257,6 +266,7 @@ def test_copy_truncate(tmp_path: Path, watches: list[Watch], append_mode: bool) 
     try:
         os.write(writer, A.encode())
         assert w.diagnosis()["id"] == A_ID
+        w.read_through(log, A)
         shutil.copyfile(log, tmp_path / "server.log.1")
         os.truncate(log, 0)
         # Without O_APPEND the writer goes on at its old offset: the file is NULs up to there, then text.
@@ -274,6 +284,7 @@ def test_truncated_then_grown_past_old_size_before_next_poll(tmp_path: Path, wat
     _append(log, A)
     assert w.diagnosis()["id"] == A_ID
     assert len(B + C) > len(A)  # GNU tail would resume at the old offset, in the middle of B
+    w.read_through(log, A)
     with open(log, "r+b") as f:  # one truncate and one write: both land between two polls
         f.truncate(0)
         f.write((B + C).encode())
@@ -287,6 +298,7 @@ def test_deleted_and_recreated(tmp_path: Path, watches: list[Watch]) -> None:
     w = _watch(watches, [log])
     _append(log, A)
     assert w.diagnosis()["id"] == A_ID
+    w.read_through(log, A)
     log.unlink()
     w.err.wait_for(lambda b: b"inaccessible" in b)
     _append(log, B)
