@@ -105,10 +105,6 @@ def _on_first_use(make: Any, *args: Any) -> Any:
     return hook
 
 
-def color_choice(color: bool | None) -> bool | None:
-    return color
-
-
 @click.command("scan")
 @click.argument("files", nargs=-1, type=str)
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json", "jsonl"]), default="terminal",
@@ -146,5 +142,5 @@ def scan(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...], audit: b
     else:
         from ..render.terminal import render as render_terminal
 
-        render_terminal(result, out, color=color_choice(color))
+        render_terminal(result, out, color=color)
     return 1 if any(d.fatal for d in result.diagnoses) else 0
