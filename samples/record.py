@@ -53,6 +53,7 @@ SCENARIOS = [
     ("dynamo_generic", "dynamo-generic"),
     ("torch_cuda_query", "torch-cuda-query"),
     ("backend_failed", "backend-failed"),
+    ("runtime_error_in_compiled", "runtime-error-in-compiled"),  # a negative: not a dynamo failure
 ]
 
 # also recorded with fullgraph=False and TORCH_LOGS=graph_breaks, as <name>-gb

@@ -108,3 +108,11 @@ def test_next_failure_in_the_chain_is_announced():
 
 def test_healthy_log_has_no_crash():
     assert _scan("sglang-healthy.log") == ()
+
+
+RAW_NEGATIVES = sorted(k for k, v in EXPECTED.items() if v.get("kind") == "raw" and v.get("signature") == "")
+
+
+@pytest.mark.parametrize("name", RAW_NEGATIVES)
+def test_recorded_non_dynamo_crash_is_not_called_dynamo(name):
+    assert not [d for d in _scan(name) if d.family == "dynamo"]

@@ -39,6 +39,7 @@ class Targets:
     chain: tuple[Frame, ...]
     culprit: Frame | None
     headline: str = ""  # the headline exception's message (its first line), for the fuzzy matcher
+    raised_in: str = ""  # "file:function" of the frame that raised the headline exception ("" if not shown)
     explanation: str = ""
 
 
@@ -99,6 +100,8 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
         chain=chain,
         culprit=culprit,
         headline=(record.headline.message.split("\n", 1)[0] if record.headline else ""),
+        raised_in=(f"{record.headline.frames[-1].file}:{record.headline.frames[-1].function}"
+                   if record.headline and record.headline.frames else ""),
         explanation=(d.explanation or "") if d is not None else "",
     )
 
