@@ -51,12 +51,18 @@ def source_root(chain: tuple[Frame, ...]) -> str | None:
     return common if common.count("/") > 1 else None
 
 
-def package_of(path: str, root: str | None = None) -> str | None:
-    """Top-level package of a frame's file: `.../site-packages/flashinfer/jit/core.py` -> `flashinfer`."""
-    p = path.replace("\\", "/")
+def _last_install_dir(p: str) -> re.Match[str] | None:
+    """The innermost `site-packages/<pkg>` (or dist-packages) of a path (a venv inside a checkout has two)."""
     m = None
     for m in _PACKAGE.finditer(p):
         pass
+    return m
+
+
+def package_of(path: str, root: str | None = None) -> str | None:
+    """Top-level package of a frame's file: `.../site-packages/flashinfer/jit/core.py` -> `flashinfer`."""
+    p = path.replace("\\", "/")
+    m = _last_install_dir(p)
     if m is not None:
         return m.group("pkg")
     if root and p.startswith(root) and "/" in p[len(root) :]:
@@ -76,9 +82,7 @@ def module_of(path: str, root: str | None = None) -> str | None:
     p = path.replace("\\", "/")
     if not p.endswith(".py"):
         return None
-    m = None
-    for m in _PACKAGE.finditer(p):
-        pass
+    m = _last_install_dir(p)
     if m is not None:
         rel = p[m.start("pkg") :]
     elif root and p.startswith(root):

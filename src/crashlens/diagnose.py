@@ -288,39 +288,44 @@ def _contains(chain: tuple[Frame, ...], part: tuple[Frame, ...]) -> bool:
     return any(full[i : i + n] == key for i in range(len(full) - n + 1))
 
 
+def _fragment_host(d: Diagnosis, whole: list[Diagnosis]) -> Diagnosis | None:
+    """The complete report that `d` is a cut or frame-losing copy of, if any."""
+    if not d.chain:
+        return None
+    # A fragment without its exception line may only have a callee read off the source line.
+    untyped = not d.exception or not d.exception[0]
+    for e in whole:
+        if e is d or e.family != d.family or len(e.chain) <= len(d.chain) or not _contains(e.chain, d.chain):
+            continue
+        if (not d.complete and (d.callee is None or d.callee == e.callee or untyped)) or (
+                d.callee is not None and d.callee == e.callee and d.exception == e.exception):
+            return e
+    return None
+
+
 def _fold_fragments(diags: list[Diagnosis]) -> list[Diagnosis]:
     """A cut-off copy of a crash (a truncated paste, or a rank's piece lost among other ranks'
     output) whose frames are part of a complete report of the same crash is another occurrence
     of that crash, not a crash of its own."""
     whole = [d for d in diags if d.complete and d.chain]
-    out: list[Diagnosis] = []
+    host_of: dict[str, str] = {}
     for d in diags:
-        host = None
-        if d.chain:
-            for e in whole:
-                if e is d or e.family != d.family or len(e.chain) <= len(d.chain):
-                    continue
-                if not _contains(e.chain, d.chain):
-                    continue
-                # A cut-off copy, or a copy that lost frames but reports the very same error.
-                # (A fragment without its exception line may only have a callee read off the source line.)
-                untyped = not d.exception or not d.exception[0]
-                if (not d.complete and (d.callee is None or d.callee == e.callee or untyped)) or (
-                        d.callee is not None and d.callee == e.callee and d.exception == e.exception):
-                    host = e
-                    break
-        if host is None:
-            out.append(d)
-        else:
-            i = next(k for k, x in enumerate(out) if x.id == host.id) if any(x.id == host.id for x in out) else None
-            if i is None:
-                # the host comes later in the list: remember the occurrence on the host itself
-                idx = diags.index(host)
-                diags[idx] = replace(host, occurrences=tuple(dict.fromkeys(host.occurrences + d.occurrences)))
-                whole = [x if x is not host else diags[idx] for x in whole]
-            else:
-                out[i] = replace(out[i], occurrences=tuple(dict.fromkeys(out[i].occurrences + d.occurrences)))
-    return out
+        host = _fragment_host(d, whole)
+        if host is not None:
+            host_of[d.id] = host.id
+
+    def root(i: str) -> str:  # hosts have strictly longer chains, so this ends
+        while i in host_of:
+            i = host_of[i]
+        return i
+
+    extra: dict[str, tuple[Occurrence, ...]] = {}
+    for d in diags:
+        if d.id in host_of:
+            r = root(d.id)
+            extra[r] = extra.get(r, ()) + d.occurrences
+    return [replace(d, occurrences=tuple(dict.fromkeys(d.occurrences + extra[d.id]))) if d.id in extra else d
+            for d in diags if d.id not in host_of]
 
 
 def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:

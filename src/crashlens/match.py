@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from .catalog import Catalog, LibraryRule, Matcher, Signature, search
 from .culprit import pick_culprit, traced_chain
@@ -216,8 +215,3 @@ def library_rules(t: Targets, sig: Signature | None, cat: Catalog) -> list[Libra
         if matcher_holds(rule.matcher, t):
             out.append(rule)
     return out
-
-
-def example_fields(sig: Signature, record: CrashRecord, cat: Catalog) -> dict[str, Any]:
-    m, t = match_record(record, cat)
-    return {"matched": m.signature.id if m else None, "fields": m.fields if m else {}, "callee": t.callee}
