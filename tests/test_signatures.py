@@ -219,3 +219,45 @@ def test_lint_compiles_every_shipped_pattern():
     assert not [p for p in lint(cat) if "does not compile" in p]
     cat.callee_patterns.append(CatalogPattern("(?P<callee>unclosed", "shipped.toml: callee[99].pattern"))
     assert any("shipped.toml: callee[99].pattern" in p for p in lint(cat))
+
+
+def _texts_with_crashes() -> list[str]:
+    """Every example text of the catalog and every recorded sample log, whole."""
+    from conftest import CORPUS
+
+    cat = get_catalog([])
+    texts = [ex.text for sig in cat.signatures for ex in sig.examples]
+    logs = [*SAMPLES.glob("*.log"), *(SAMPLES / "raw").glob("*.log")]
+    if CORPUS.is_dir():
+        logs += CORPUS.glob("*.log")
+    return texts + [p.read_text(encoding="utf-8", errors="replace") for p in logs]
+
+
+def test_a_pattern_is_ruled_out_only_where_it_cannot_match():
+    """Patterns are skipped (not even compiled) when a text lacks their required literal: every match
+    of every shipped pattern on real text holds that literal, so skipping changes no result."""
+    from crashlens.catalog import required_literal
+
+    cat = get_catalog([])
+    texts = _texts_with_crashes()
+    checked = 0
+    for pat in cat.patterns():
+        need = required_literal(pat.source)
+        if not need:
+            continue
+        for text in texts:
+            for m in pat.rx.finditer(text):
+                assert need in m.group(0), (pat.source, need, m.group(0))
+                checked += 1
+    assert checked > 500  # the check ran on many real matches
+
+
+@pytest.mark.parametrize(("pattern", "needs"), [
+    (r"Attempted to call function marked as skipped", "Attempted to call function marked as skipped"),
+    (r"foo(bar)?baz", "foo"), (r"ab+cdef", "cdef"), (r"x\.y\(z\)", "x.y(z)"), (r"hello?world", "world"),
+    (r"abc{0,2}de", None), (r"a|bcd", None), (r"(?i)hello", None), (r"[abc]xyz\d+qrs", "xyz"),
+])
+def test_required_literal_is_conservative(pattern, needs):
+    from crashlens.catalog import required_literal
+
+    assert required_literal(pattern) == needs

@@ -60,7 +60,7 @@ class CatalogPattern:
     when the catalog loads (with the standard library's fast compiler where it understands the
     pattern) and compiled for real the first time it is used, so a scan pays only for what it runs."""
 
-    __slots__ = ("_rx", "groupindex", "negative", "source", "where")
+    __slots__ = ("_needs", "_rx", "groupindex", "negative", "source", "where")
 
     def __init__(self, source: str, where: str, negative: bool = False, groupindex: Any = None,
                  rx: Any = None) -> None:
@@ -69,6 +69,14 @@ class CatalogPattern:
         self.negative = negative  # a not_message pattern: a timeout must exclude, not admit
         self.groupindex = groupindex if groupindex is not None else {}
         self._rx = rx
+        self._needs: str | None = None  # a literal every match holds; "" for none known
+
+    def ruled_out(self, text: str) -> bool:
+        """True when the pattern cannot match `text`: it lacks a literal every match holds. Most
+        patterns never match most records, and this spares compiling them at all."""
+        if self._needs is None:
+            self._needs = required_literal(self.source) or ""
+        return bool(self._needs) and self._needs not in text
 
     @property
     def rx(self) -> Any:
@@ -256,6 +264,50 @@ def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPatt
     return CatalogPattern(pat, where, negative, dict(rx.groupindex), rx)
 
 
+_BRACES = re.compile(r"\{\d*(?:,\d*)?\}")  # a counted repetition
+_OPTIONAL = "?*{"  # quantifiers after an atom that may repeat it zero times ({0,..}; {n} is rare here)
+_LITERAL_ESCAPES = frozenset("\\.()[]{}|^$*+?/-\"' :,=<>#&%@!~`")
+
+
+def required_literal(pat: str) -> str | None:
+    """The longest run of plain characters that every match of `pat` contains, or None when none of at
+    least 3 characters is sure: the pattern has case or verbose flags, a top-level alternation, or only
+    short runs. Only the top level counts (anything in a group may be optional or alternated)."""
+    if "(?i" in pat or "(?x" in pat or "(?a" in pat:
+        return None
+    best = run = ""
+    depth = i = 0
+    while i < len(pat):
+        c, step, atom = pat[i], 1, None  # atom: a literal character at the top level
+        if c == "\\" and i + 1 < len(pat):
+            step = 2
+            if pat[i + 1] in _LITERAL_ESCAPES and depth == 0:
+                atom = pat[i + 1]
+        elif c == "[":
+            step = _class_end(pat, i) - i
+        elif c == "{" and _BRACES.match(pat, i):
+            step = _BRACES.match(pat, i).end() - i  # type: ignore[union-attr]
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return None
+        elif depth == 0 and c not in ".^$*+?{}":
+            atom = c
+        nxt = pat[i + step : i + step + 1]
+        if atom is not None and nxt and nxt in _OPTIONAL:
+            atom = None  # may be absent
+        if atom is not None:
+            run += atom
+        if atom is None or nxt == "+":  # `a+` holds an `a`, but what follows need not touch it
+            best = max(best, run, key=len)
+            run = ""
+        i += step
+    best = max(best, run, key=len)
+    return best if len(best) >= 3 else None
+
+
 def _quantifier(pat: str, i: int) -> tuple[int, bool]:
     """The quantifier at pat[i:], if any: (its length, whether it repeats unboundedly or very widely)."""
     n = len(pat)
@@ -350,7 +402,12 @@ def _nested_unbounded(pat: str) -> bool:
 def search(pattern: Any, text: str) -> Any:
     """Pattern search under the catalog time limit. A timeout skips the pattern's signature for this text:
     no match for a positive pattern, an excluding hit for a negative one; reported once per pattern."""
-    rx = pattern.rx if isinstance(pattern, CatalogPattern) else pattern
+    if isinstance(pattern, CatalogPattern):
+        if pattern.ruled_out(text):
+            return None
+        rx = pattern.rx
+    else:
+        rx = pattern
     try:
         return rx.search(text, timeout=PATTERN_TIMEOUT)
     except TimeoutError:

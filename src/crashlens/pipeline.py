@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,12 +11,17 @@ from .catalog import Catalog
 from .context import FactCollector
 from .diagnose import diagnose, merge
 from .frame import frame_line
+from .locate import Located, Locator
 from .prefilter import CONTROL_MARK as _CONTROL
-from .prefilter import Prefilter, route_key, zero_digits
+from .prefilter import Prefilter, route_key, shape, zero_digits
 from .read import decode_physical
 from .records import CrashRecord, Diagnosis, Frame
 from .traceback import RecordExtractor
 
+# Lines looked at one by one, back from a line of interest, for the last one with a route key.
+_WALK_BACK = 64
+# Bytes of a chunk judged by shape at a time while a record is open.
+_WINDOW = 1 << 16
 # Records kept for a second diagnosis once the whole source (and every start-up fact) has been read.
 MAX_KEPT_RECORDS = 2000
 
@@ -34,6 +40,9 @@ class SourceSession:
     facts: FactCollector | None = None
     kept: list[CrashRecord] = field(default_factory=list)
     overflow: bool = False
+    # A scan reads to the end before it reports: kept records are diagnosed once, in final_diagnoses,
+    # with every fact known. watch reports each crash as it completes, so it diagnoses right away.
+    deferred: bool = False
 
     def __post_init__(self) -> None:
         self.facts = FactCollector(self.cat)
@@ -78,6 +87,8 @@ class SourceSession:
         for rec in records:
             if len(self.kept) < MAX_KEPT_RECORDS:
                 self.kept.append(rec)
+                if self.deferred:
+                    continue
             else:
                 self.overflow = True
             d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
@@ -86,8 +97,9 @@ class SourceSession:
         return out
 
     def final_diagnoses(self, early: list[Diagnosis]) -> list[Diagnosis]:
-        """Re-diagnose with every fact of the source known (server arguments may come late)."""
-        if self.overflow:
+        """The kept records diagnosed with every fact of the source known (server arguments may come
+        late); records past MAX_KEPT_RECORDS keep the diagnosis they got as they completed."""
+        if self.overflow and not self.deferred:
             return early
         assert self.facts is not None
         out = []
@@ -95,7 +107,7 @@ class SourceSession:
             d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
             if d is not None:
                 out.append(d)
-        return out
+        return out + early if self.deferred else out
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +121,7 @@ class ScanResult:
 
 
 def scan_lines(name: str, lines: Iterable[str], cat: Catalog, next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
-    s = SourceSession(name, cat, next_blockers)
+    s = SourceSession(name, cat, next_blockers, deferred=True)
     early: list[Diagnosis] = []
     for text in lines:
         early.extend(s.feed(text))
@@ -123,9 +135,25 @@ def scan_chunks(
     cat: Catalog,
     next_blockers: NextBlockers | None = None,
     replay: Callable[[], Iterable[bytes]] | None = None,
+    native: bool = True,
 ) -> tuple[int, list[Diagnosis]]:
-    """scan_lines for a source read as chunks of whole lines (read.iter_line_chunks), with the same
-    result, framing only the lines that can change it (see prefilter.py).
+    """scan_located for chunks of whole lines (read.iter_line_chunks), located natively on worker
+    threads when crashlens has its native parts (locate.py) and `native` is set."""
+    locator = Locator.create(Prefilter(cat).markers) if native else None
+    pairs = locator.ahead(chunks) if locator is not None else ((c, None) for c in chunks)
+    return scan_located(name, pairs, cat, next_blockers, replay)
+
+
+def scan_located(
+    name: str,
+    pairs: Iterable[tuple[bytes, Located | None]],
+    cat: Catalog,
+    next_blockers: NextBlockers | None = None,
+    replay: Callable[[], Iterable[bytes]] | None = None,
+) -> tuple[int, list[Diagnosis]]:
+    """scan_lines for a source read as chunks of whole lines (read.iter_line_chunks), each with its
+    lines of interest where they were located natively (locate.py), with the same result, framing
+    only the lines that can change it (see prefilter.py).
 
     A line is skipped when it cannot start a record or give a fact and RecordExtractor would route it
     to an idle stream: while no record is open that is any such line; while some are, a line
@@ -134,7 +162,7 @@ def scan_chunks(
     `replay` gives the chunks again from the start; with it, records still open at the end are
     finished in the order scan_lines would finish them (the order their ranks first appear).
     """
-    s = SourceSession(name, cat, next_blockers)
+    s = SourceSession(name, cat, next_blockers, deferred=True)
     pf = Prefilter(cat)
     extractor = s.extractor
     early: list[Diagnosis] = []
@@ -142,6 +170,7 @@ def scan_chunks(
     hint: tuple[int, bytes] | None = None  # last skipped line with a route key, not fed yet
     first_chunk: dict[str | None, int] = {}  # route key (digits zeroed) -> chunk it first shows in
     first_control: int | None = None  # first chunk with a control character: any key may hide there
+    first_native: int | None = None  # first chunk skimmed natively: its route keys were not looked at
 
     def feed(lineno: int, raw: bytes) -> None:
         nonlocal hint
@@ -150,7 +179,46 @@ def scan_chunks(
             hint = None
         early.extend(s.feed_at(lineno, decode_physical(raw)))
 
-    for index, chunk in enumerate(chunks):
+    def hint_between(chunk: bytes, lo: int, hi: int, first: int, stop: int) -> None:
+        """Set the hint to the last line with a route key among lines first..stop-1 of the chunk,
+        which lie in chunk[lo:hi] (hi just past a newline); leave it if there is none."""
+        nonlocal hint
+        end, k = hi - 1, stop
+        for _ in range(_WALK_BACK):
+            if k <= first:
+                return
+            start = chunk.rfind(b"\n", lo, end) + 1 or lo
+            k -= 1
+            line = chunk[start:end]
+            if pf.info(shape(line))[1] is not None:
+                hint = (base + k + 1, line)
+                return
+            end = start - 1
+        if k > first:  # many unprefixed lines: shape the rest at once
+            lines = chunk[lo:end + 1].split(b"\n")
+            shapes = [shape(ln) for ln in lines]
+            j = _last_routed(pf, shapes, len(lines) - 1, 0)
+            if j is not None:
+                hint = (base + first + j + 1, lines[j])
+
+    def skim(chunk: bytes, located: Located, i: int, lo: int) -> tuple[int, int]:
+        """Feed the lines of interest of a chunk from line i (at byte lo) while no record is open;
+        where a record opened (line, byte), or the chunk's end."""
+        n, indices, starts = located
+        for x in range(bisect_left(indices, i), len(indices)):
+            h, start = indices[x], starts[x]
+            hint_between(chunk, lo, start, i, h)
+            end = chunk.index(b"\n", start)
+            feed(base + h + 1, chunk[start:end])
+            i, lo = h + 1, end + 1
+            if extractor.active_streams():
+                return i, lo
+        hint_between(chunk, lo, len(chunk), i, n)
+        return n, len(chunk)
+
+    def shape_chunk(index: int, chunk: bytes) -> None:
+        """Feed what matters in a chunk of whole lines, judged by line shapes (prefilter.py)."""
+        nonlocal base, hint, first_control
         shapes, present, hits = pf.chunk(chunk)
         n = len(shapes) - 1
         for zkey in {pf.info(sh)[1] for sh in present}.difference(first_chunk):
@@ -162,7 +230,7 @@ def scan_chunks(
             if k is not None:
                 hint = (base + k + 1, _line_at_from_end(chunk, n - k))
             base += n
-            continue
+            return
         lines = chunk.split(b"\n")
         hits.append(n)
         nxt = 0  # index into hits
@@ -203,12 +271,32 @@ def scan_chunks(
                     hint = (base + n, lines[n - 1])
                     i = n
         base += n
+
+    for index, (chunk, located) in enumerate(pairs):
+        if located is None:
+            shape_chunk(index, chunk)
+            continue
+        if first_native is None:
+            first_native = index
+        # Skim while no record is open; while one is, judge lines by shape, a window at a time, so
+        # that skimming resumes soon after the record closes.
+        top, (n, i, lo) = base, (located[0], 0, 0)
+        while i < n:
+            if not extractor.active_streams():
+                i, lo = skim(chunk, located, i, lo)
+                continue
+            hi = chunk.find(b"\n", min(lo + _WINDOW, len(chunk)) - 1) + 1
+            base = top + i
+            shape_chunk(index, chunk[lo:hi])
+            i, lo, base = base - top, hi, top
+        base = top + n
     s.lines = base
     if replay is not None:
         def order(keys: list[str]) -> list[str]:
             start = min(first_chunk.get(zero_digits(k), 0) if k else 0 for k in keys)
-            if first_control is not None:
-                start = min(start, first_control)
+            for other in (first_control, first_native):
+                if other is not None:
+                    start = min(start, other)
             return _stream_order(pf, replay(), keys, name, start)
 
         early.extend(s.finish_in_order(order))

@@ -53,6 +53,10 @@ def minimal_cover(literals: Iterable[bytes]) -> tuple[bytes, ...]:
     return tuple(kept)
 
 
+def shape(line: bytes) -> bytes:
+    return line.translate(_SHAPE)
+
+
 def zero_digits(text: str) -> str:
     return text.translate(_ZERO_DIGITS)
 

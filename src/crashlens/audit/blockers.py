@@ -39,18 +39,35 @@ def next_blockers(
     outside the installed function (another version of the library) is ignored, and the culprit is
     the function as a whole.
     """
-    try:
-        return _next_blockers(file, function, line, search_paths, outer_frames)
-    except Exception:  # noqa: BLE001 - the diagnosis must never fail because of this extra
-        return []
+    key = (file, function, line, tuple(search_paths or ()), tuple(outer_frames or ()))
+    found = _MEMO.get(key)
+    if found is None:
+        try:
+            found = _next_blockers(file, function, line, search_paths, outer_frames)
+        except Exception:  # noqa: BLE001 - the diagnosis must never fail because of this extra
+            found = []
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = found
+    return list(found)
+
+
+# A scan diagnoses a record twice (as it completes, and again once every start-up fact is known) and
+# the same crash on every rank: the walk is done once per culprit.
+_MEMO: dict[tuple[object, ...], list[Finding]] = {}
+_MEMO_SIZE = 256
+_DEFS: dict[int, tuple[ast.Module, dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]]] = {}
 
 
 def _find_function(tree: ast.Module, name: str, line: int | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    candidates = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
-    ]
+    got = _DEFS.get(id(tree))
+    if got is None or got[0] is not tree:  # one walk per parsed file (the tree is kept alive with it)
+        by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                by_name.setdefault(node.name, []).append(node)
+        got = _DEFS[id(tree)] = (tree, by_name)
+    candidates = got[1].get(name, [])
     if line is not None:
         for node in candidates:
             if node.lineno <= line <= (node.end_lineno or node.lineno):

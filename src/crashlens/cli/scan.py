@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..catalog import get_catalog
-from ..pipeline import ScanResult, combine, scan_chunks, scan_lines
+from ..pipeline import ScanResult, combine, scan_chunks, scan_lines, scan_located
 from ..read import iter_line_chunks, iter_lines, open_source
 
 
@@ -82,11 +82,27 @@ def _scan_source(name: str, signatures: tuple[str, ...], audit: bool) -> tuple[s
                 with open_source(path)[1] as again:
                     yield from iter_line_chunks(again)
 
-            n, diags = scan_chunks(src.name, iter_line_chunks(fh), cat, hook, replay)
+            n, diags = _scan_file(src.name, path, fh, cat, hook, replay)
     finally:
         if src.path is not None:
             fh.close()
     return src.name, n, diags
+
+
+def _scan_file(name: str, path: str, fh: Any, cat: Any, hook: Any, replay: Any) -> tuple[int, list[Any]]:
+    """A regular file is read in byte ranges by the native locator's workers (locate.py); anything
+    else (gzip, a pipe, no native parts) as a stream of chunks."""
+    import stat
+
+    from ..locate import Locator
+    from ..prefilter import Prefilter
+
+    fd = fh.fileno() if hasattr(fh, "fileno") and not path.endswith(".gz") else -1
+    st = os.fstat(fd) if fd >= 0 else None
+    locator = Locator.create(Prefilter(cat).markers) if st is not None and stat.S_ISREG(st.st_mode) else None
+    if locator is None or st is None:
+        return scan_chunks(name, iter_line_chunks(fh), cat, hook, replay)
+    return scan_located(name, locator.read_file(fd, st.st_size), cat, hook, replay)
 
 
 def _on_first_use(make: Any, *args: Any) -> Any:
