@@ -69,14 +69,16 @@ class CatalogPattern:
         self.negative = negative  # a not_message pattern: a timeout must exclude, not admit
         self.groupindex = groupindex if groupindex is not None else {}
         self._rx = rx
-        self._needs: str | None = None  # a literal every match holds; "" for none known
+        self._needs: tuple[str, ...] | None = None  # one of these is in every match; () for unknown
 
     def ruled_out(self, text: str) -> bool:
-        """True when the pattern cannot match `text`: it lacks a literal every match holds. Most
-        patterns never match most records, and this spares compiling them at all."""
+        """True when the pattern cannot match `text` (literals.py). Most patterns never match most
+        records, and this spares compiling them at all."""
         if self._needs is None:
-            self._needs = required_literal(self.source) or ""
-        return bool(self._needs) and self._needs not in text
+            from .literals import required_literals
+
+            self._needs = required_literals(self.source) or ()
+        return bool(self._needs) and not any(s in text for s in self._needs)
 
     @property
     def rx(self) -> Any:
@@ -262,50 +264,6 @@ def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPatt
     except (_regex().error, ValueError, OverflowError, RecursionError) as e:
         raise CatalogError(f"{where}: pattern {pat!r} does not compile: {e}") from None
     return CatalogPattern(pat, where, negative, dict(rx.groupindex), rx)
-
-
-_BRACES = re.compile(r"\{\d*(?:,\d*)?\}")  # a counted repetition
-_OPTIONAL = "?*{"  # quantifiers after an atom that may repeat it zero times ({0,..}; {n} is rare here)
-_LITERAL_ESCAPES = frozenset("\\.()[]{}|^$*+?/-\"' :,=<>#&%@!~`")
-
-
-def required_literal(pat: str) -> str | None:
-    """The longest run of plain characters that every match of `pat` contains, or None when none of at
-    least 3 characters is sure: the pattern has case or verbose flags, a top-level alternation, or only
-    short runs. Only the top level counts (anything in a group may be optional or alternated)."""
-    if "(?i" in pat or "(?x" in pat or "(?a" in pat:
-        return None
-    best = run = ""
-    depth = i = 0
-    while i < len(pat):
-        c, step, atom = pat[i], 1, None  # atom: a literal character at the top level
-        if c == "\\" and i + 1 < len(pat):
-            step = 2
-            if pat[i + 1] in _LITERAL_ESCAPES and depth == 0:
-                atom = pat[i + 1]
-        elif c == "[":
-            step = _class_end(pat, i) - i
-        elif c == "{" and _BRACES.match(pat, i):
-            step = _BRACES.match(pat, i).end() - i  # type: ignore[union-attr]
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            return None
-        elif depth == 0 and c not in ".^$*+?{}":
-            atom = c
-        nxt = pat[i + step : i + step + 1]
-        if atom is not None and nxt and nxt in _OPTIONAL:
-            atom = None  # may be absent
-        if atom is not None:
-            run += atom
-        if atom is None or nxt == "+":  # `a+` holds an `a`, but what follows need not touch it
-            best = max(best, run, key=len)
-            run = ""
-        i += step
-    best = max(best, run, key=len)
-    return best if len(best) >= 3 else None
 
 
 def _quantifier(pat: str, i: int) -> tuple[int, bool]:

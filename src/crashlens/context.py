@@ -25,6 +25,10 @@ class Facts:
     def lines(self) -> list[str]:
         return [f"{k}={v}" for k, v in self.values.items()]
 
+    def known(self) -> int:
+        """How many facts are known; facts are only added, so equal counts mean equal facts."""
+        return len(self.values) + len(self.from_prefix)
+
 
 class FactCollector:
     """Fed every framed line; cheap substring triggers keep it off the hot path."""

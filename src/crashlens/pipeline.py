@@ -40,9 +40,9 @@ class SourceSession:
     facts: FactCollector | None = None
     kept: list[CrashRecord] = field(default_factory=list)
     overflow: bool = False
-    # A scan reads to the end before it reports: kept records are diagnosed once, in final_diagnoses,
-    # with every fact known. watch reports each crash as it completes, so it diagnoses right away.
-    deferred: bool = False
+    # Each kept record's diagnosis and how many facts were known when it was made: facts are only ever
+    # added (first value wins), so with as many known at the end the diagnosis stands.
+    _diagnosed: list[tuple[int, Diagnosis | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.facts = FactCollector(self.cat)
@@ -85,29 +85,29 @@ class SourceSession:
         out = []
         assert self.facts is not None
         for rec in records:
+            d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
             if len(self.kept) < MAX_KEPT_RECORDS:
                 self.kept.append(rec)
-                if self.deferred:
-                    continue
+                self._diagnosed.append((self.facts.facts.known(), d))
             else:
                 self.overflow = True
-            d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
             if d is not None:
                 out.append(d)
         return out
 
     def final_diagnoses(self, early: list[Diagnosis]) -> list[Diagnosis]:
-        """The kept records diagnosed with every fact of the source known (server arguments may come
-        late); records past MAX_KEPT_RECORDS keep the diagnosis they got as they completed."""
-        if self.overflow and not self.deferred:
+        """Re-diagnose with every fact of the source known (server arguments may come late)."""
+        if self.overflow:
             return early
         assert self.facts is not None
+        known = self.facts.facts.known()
         out = []
-        for rec in self.kept:
-            d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
+        for rec, (then, d) in zip(self.kept, self._diagnosed):
+            if then != known:
+                d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
             if d is not None:
                 out.append(d)
-        return out + early if self.deferred else out
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +121,7 @@ class ScanResult:
 
 
 def scan_lines(name: str, lines: Iterable[str], cat: Catalog, next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
-    s = SourceSession(name, cat, next_blockers, deferred=True)
+    s = SourceSession(name, cat, next_blockers)
     early: list[Diagnosis] = []
     for text in lines:
         early.extend(s.feed(text))
@@ -162,7 +162,7 @@ def scan_located(
     `replay` gives the chunks again from the start; with it, records still open at the end are
     finished in the order scan_lines would finish them (the order their ranks first appear).
     """
-    s = SourceSession(name, cat, next_blockers, deferred=True)
+    s = SourceSession(name, cat, next_blockers)
     pf = Prefilter(cat)
     extractor = s.extractor
     early: list[Diagnosis] = []
@@ -189,13 +189,13 @@ def scan_located(
                 return
             start = chunk.rfind(b"\n", lo, end) + 1 or lo
             k -= 1
-            line = chunk[start:end]
+            line = bytes(chunk[start:end])
             if pf.info(shape(line))[1] is not None:
                 hint = (base + k + 1, line)
                 return
             end = start - 1
         if k > first:  # many unprefixed lines: shape the rest at once
-            lines = chunk[lo:end + 1].split(b"\n")
+            lines = bytes(chunk[lo:end + 1]).split(b"\n")
             shapes = [shape(ln) for ln in lines]
             j = _last_routed(pf, shapes, len(lines) - 1, 0)
             if j is not None:
@@ -209,7 +209,7 @@ def scan_located(
             h, start = indices[x], starts[x]
             hint_between(chunk, lo, start, i, h)
             end = chunk.index(b"\n", start)
-            feed(base + h + 1, chunk[start:end])
+            feed(base + h + 1, bytes(chunk[start:end]))
             i, lo = h + 1, end + 1
             if extractor.active_streams():
                 return i, lo
@@ -287,7 +287,7 @@ def scan_located(
                 continue
             hi = chunk.find(b"\n", min(lo + _WINDOW, len(chunk)) - 1) + 1
             base = top + i
-            shape_chunk(index, chunk[lo:hi])
+            shape_chunk(index, bytes(chunk[lo:hi]))
             i, lo, base = base - top, hi, top
         base = top + n
     s.lines = base

