@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+from crashlens._struct import replace
 import gzip
 import json
 import os
@@ -274,9 +274,9 @@ def test_github_annotation_points_at_artifact_and_names_library(tmp_path: Path, 
 def test_github_limit_of_ten_per_kind_most_important_first(tmp_path: Path) -> None:
     result, locs = _scan(crash_log(tmp_path / "a.log"), repo_root=tmp_path)
     base = result.diagnoses[0]
-    ds = [dataclasses.replace(base, id=f"f{i:015d}", title=f"fatal crash {i}", fatal=True, confidence=1 - i / 100)
+    ds = [replace(base, id=f"f{i:015d}", title=f"fatal crash {i}", fatal=True, confidence=1 - i / 100)
           for i in range(14)]
-    ds += [dataclasses.replace(base, id=f"w{i:015d}", title=f"graph break {i}", fatal=False) for i in range(12)]
+    ds += [replace(base, id=f"w{i:015d}", title=f"graph break {i}", fatal=False) for i in range(12)]
     many = ScanResult(result.sources, tuple(ds))
     locs = {d.id: locs[base.id] for d in ds}
     annotations = check_github(github.render(many, locs))
@@ -310,7 +310,7 @@ def test_summary_size_limit() -> None:
     ds = []
     result, _ = _scan_example()
     for i in range(100):
-        ds.append(dataclasses.replace(result.diagnoses[0], id=f"{i:016d}", summary=big, why=big))
+        ds.append(replace(result.diagnoses[0], id=f"{i:016d}", summary=big, why=big))
     many = ScanResult(result.sources, tuple(ds))
     text = markdown.render(many, {}, max_bytes=200_000)
     assert len(text.encode()) <= 200_000
@@ -445,7 +445,7 @@ def test_never_a_location_outside_the_repository(tmp_path: Path, capfd: pytest.C
 def test_gitlab_fingerprints_unique_per_finding(tmp_path: Path) -> None:
     result, locs = _scan(crash_log(tmp_path / "a.log"), crash_log(tmp_path / "b.log"), repo_root=tmp_path)
     base = result.diagnoses[0]
-    ds = (base, dataclasses.replace(base, id="0" * 16), dataclasses.replace(base, id="1" * 16))
+    ds = (base, replace(base, id="0" * 16), replace(base, id="1" * 16))
     locs = {d.id: locs[base.id] for d in ds}
     findings = check_gitlab(gitlab.render(ScanResult(result.sources, ds), locs))
     assert len(findings) == 3

@@ -20,7 +20,8 @@ from crashlens import read
 from crashlens.catalog import get_catalog
 from crashlens.cli.scan import run_scan
 from crashlens.frame import frame_line
-from crashlens.pipeline import SourceSession, combine, scan_chunks, scan_lines
+from crashlens.locate import Locator
+from crashlens.pipeline import SourceSession, combine, scan_chunks, scan_lines, scan_located
 from crashlens.prefilter import Prefilter, zero_digits
 from crashlens.read import iter_line_chunks, iter_lines
 from crashlens.render.json import render
@@ -42,26 +43,62 @@ def _logs() -> list[Path]:
     return logs
 
 
+NATIVE = Locator.create([b"Traceback"]) is not None
+
+
 def _both(data: bytes, chunk: int = 1 << 20) -> tuple[str, str]:
-    """The JSON documents of the per-line path and of the fast path for one log."""
+    """The JSON documents of the per-line path and of the fast path (native where built) for one log."""
+    got = _every_path(data, chunk)
+    return got["lines"], got["native" if NATIVE else "shapes"]
+
+
+def _every_path(data: bytes, chunk: int = 1 << 20) -> dict[str, str]:
+    """The JSON document of each way a log can be read: line by line, chunks judged by shape, chunks
+    located natively, and a file read in byte ranges by the locator's workers (where built)."""
+    import os
+    import tempfile
+
     cat = get_catalog([])
-    n1, d1 = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
-    n2, d2 = scan_chunks("log", iter_line_chunks(io.BytesIO(data), chunk), cat,
-                         replay=lambda: iter_line_chunks(io.BytesIO(data), chunk))
-    return render(combine([("log", n1, d1)])), render(combine([("log", n2, d2)]))
+
+    def replay():
+        return iter_line_chunks(io.BytesIO(data), chunk)
+
+    def doc(n, d):
+        return render(combine([("log", n, d)]))
+
+    out = {"lines": doc(*scan_lines("log", iter_lines(io.BytesIO(data)), cat)),
+           "shapes": doc(*scan_chunks("log", replay(), cat, replay=replay, native=False))}
+    if NATIVE:
+        out["native"] = doc(*scan_chunks("log", replay(), cat, replay=replay))
+        locator = Locator.create(Prefilter(cat).markers)
+        assert locator is not None
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "log")
+            with open(path, "wb") as fh:
+                fh.write(data)
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                out["file"] = doc(*scan_located("log", locator.read_file(fd, len(data), chunk), cat, replay=replay))
+            finally:
+                os.close(fd)
+    return out
+
+
+def _all_equal(got: dict[str, str]) -> None:
+    for way, text in got.items():
+        assert text == got["lines"], f"{way} differs from the per-line path"
 
 
 @pytest.mark.parametrize("path", _logs(), ids=lambda p: p.name)
-def test_fast_path_equals_per_line_path_on_recorded_logs(path: Path) -> None:
-    slow, fast = _both(path.read_bytes())
-    assert fast == slow
+def test_fast_paths_equal_per_line_path_on_recorded_logs(path: Path) -> None:
+    _all_equal(_every_path(path.read_bytes()))
 
 
 @pytest.mark.parametrize("path", _logs(), ids=lambda p: p.name)
-def test_fast_path_equals_per_line_path_in_tiny_chunks(path: Path) -> None:
-    # Records, routing hints and skipped runs crossing chunk boundaries everywhere.
-    slow, fast = _both(path.read_bytes(), chunk=97)
-    assert fast == slow
+def test_fast_paths_equal_per_line_path_in_tiny_chunks(path: Path) -> None:
+    # Records, routing hints and skipped runs crossing chunk boundaries everywhere; lines longer than
+    # eight chunks take the locator's bounded-memory path.
+    _all_equal(_every_path(path.read_bytes(), chunk=97))
 
 
 def test_every_line_that_starts_a_record_or_gives_a_fact_is_kept() -> None:
@@ -143,10 +180,9 @@ def test_twenty_buried_crashes_are_found_as_they_are_alone(big_log) -> None:
     assert found == 20
 
 
-def test_big_log_fast_path_equals_per_line_path(big_log) -> None:
+def test_big_log_fast_paths_equal_per_line_path(big_log) -> None:
     _, path, _ = big_log
-    slow, fast = _both(path.read_bytes())
-    assert fast == slow
+    _all_equal(_every_path(path.read_bytes(), chunk=256 << 10))
 
 
 def test_several_files_in_parallel_equal_a_serial_run() -> None:
@@ -155,3 +191,65 @@ def test_several_files_in_parallel_equal_a_serial_run() -> None:
         pytest.skip("no recorded samples")
     serial = render(run_scan(tuple(logs), (), audit=False, jobs=1))
     assert render(run_scan(tuple(logs), (), audit=False, jobs=2)) == serial
+
+
+def test_native_parts_are_built_where_a_compiler_is() -> None:
+    """`pip install .` builds crashlens._lines where a C compiler exists; a silent build failure would
+    leave every big scan on the slow path."""
+    import shutil
+    import sysconfig
+
+    if not (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")) or sysconfig.get_platform().startswith("win"):
+        pytest.skip("no C compiler here: the pure-Python path is the one in use")
+    assert NATIVE, "crashlens._lines or ahocorasick_rs is missing: scans of big logs take the slow path"
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"no newline at the end", b"a\r\nb\r\nTraceback (most recent call last):\r\n",
+    b"\x00\x00\x00[2025 TP0] Traceback (most recent call last):\n" * 3,
+    b"ok\n" + b"x" * 5000 + b" File \"a.py\", line 1, in f\n" + b"tail\n",
+    b"\x1b[31mTrace\x1b[0mback (most recent call last):\n  File \"x.py\", line 3, in f\n    f()\nValueError: boom\n",
+    b"plain output\n" * 300 + b"torch._dynamo.exc.Unsupported: boom\n",
+])
+def test_fast_paths_equal_per_line_path_on_edge_cases(data: bytes) -> None:
+    """Empty and unterminated files, CRLF, NUL padding, a line far longer than a chunk, a marker split
+    by colour codes, and an unprefixed log (the route hint is looked for over many lines)."""
+    for chunk in (7, 64, 1 << 20):
+        _all_equal(_every_path(data, chunk))
+
+
+@pytest.mark.skipif(not NATIVE, reason="crashlens._lines is not built here")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b".", b"A", b"_", b"\n", b"\r", b"\t", b"\x00", b"\x1b", b"\x7f", b" ",
+                                 b"x" * 70, b".B", b"._C", b"Traceback", b"\xc3\xa9"]), max_size=120),
+       st.data())
+def test_native_line_finder_equals_the_python_rules(parts, data) -> None:
+    """crashlens._lines against the rules it implements (prefilter._CONTROLS, DOTTED_NAME, offsets)."""
+    from crashlens import _lines  # type: ignore[attr-defined]
+    from crashlens.prefilter import _CONTROLS, DOTTED_NAME
+
+    chunk = b"".join(parts)
+    offsets = sorted(data.draw(st.sets(st.integers(0, max(len(chunk) - 1, 0)), max_size=5))) if chunk else []
+    n, indices, starts = _lines.lines_of_interest(chunk, offsets)
+    assert n == chunk.count(b"\n")
+    want, start = [], 0
+    for i, line in enumerate(chunk.split(b"\n")):
+        end = start + len(line)
+        hit = any(c in _CONTROLS for c in line) or DOTTED_NAME.search(line) is not None
+        hit = hit or any(start <= o <= end for o in offsets) and any(start <= o < end + 1 for o in offsets)
+        if hit and (i < n or line):
+            want.append((i, start))
+        start = end + 1
+    assert list(zip(indices, starts)) == want
+
+
+def test_marker_anchors_find_every_line_a_marker_finds() -> None:
+    from crashlens.prefilter import anchor
+
+    cat = get_catalog([])
+    pf = Prefilter(cat)
+    from crashlens.traceback import RECORD_START_MARKERS
+
+    for m in (*RECORD_START_MARKERS, *(r.trigger.encode() for r in cat.facts)):
+        assert any(a in m for a in pf.markers), m
+        assert anchor(m) in m

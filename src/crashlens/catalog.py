@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._struct import dataclass, field
 from .errors import UserError
 
 if sys.version_info >= (3, 11):

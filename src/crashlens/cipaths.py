@@ -6,9 +6,9 @@ import glob
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ._struct import dataclass
 from .diagnose import short_path
 from .read import InputError
 from .records import Diagnosis

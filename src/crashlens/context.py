@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ._struct import dataclass, field
 from .catalog import Catalog, ServerFlag, search
 from .match import Targets
 from .records import Context, CrashRecord, LogLine

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any
 
+from ._struct import replace
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context
 from .culprit import entry_of, module_of, package_of, source_root

@@ -8,9 +8,9 @@ import select
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from ._struct import dataclass, field
 from .read import MAX_LINE_BYTES, InputError, decode_line
 
 # Poll fast right after activity, back off while idle. The idle interval bounds the latency of the first

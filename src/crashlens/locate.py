@@ -47,7 +47,7 @@ class Locator:
             return None
         return cls(markers, ahocorasick_rs, _lines)
 
-    def __call__(self, chunk: bytes) -> Located:
+    def __call__(self, chunk: bytes | bytearray) -> Located:
         """Lines that may matter in a chunk of whole lines. Leftmost non-overlapping matches give at
         least one match in every line holding a marker (no marker spans a newline)."""
         offsets = [m[1] for m in self._search.find_matches_as_indexes(chunk)]
@@ -87,7 +87,7 @@ class Locator:
             # the head of such a line, as the per-line path does).
             from .read import iter_line_chunks
 
-            return [(c, self(c)) for c in iter_line_chunks(_Range(fd, start, end), hi - lo)]
+            return [(c, self(c)) for c in iter_line_chunks(_Range(fd, start, end), hi - lo)]  # type: ignore[arg-type]
         data: bytes | bytearray
         if pool is not None and end - start < pool.size:
             data = pool.read(fd, end - start, start)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from ._struct import dataclass
 from .catalog import Catalog, LibraryRule, Matcher, Signature, search
 from .culprit import pick_culprit, traced_chain
 from .records import CrashRecord, Frame

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
+from ._struct import dataclass, field
 from .catalog import Catalog
 from .culprit import pick_culprit, traced_chain
 from .frame import frame_line

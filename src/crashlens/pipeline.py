@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
+from ._struct import dataclass, field
 from .catalog import Catalog
 from .context import FactCollector
 from .diagnose import diagnose, merge

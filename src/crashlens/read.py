@@ -7,9 +7,9 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import BinaryIO
 
+from ._struct import dataclass
 from .errors import UserError
 
 # A line longer than this is cut: a 50 MB single line must not cost 50 MB of memory.

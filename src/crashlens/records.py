@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from ._struct import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ._struct import dataclass
 from .catalog import Catalog, CatalogError, Signature, compile_pattern
 from .frame import frame_lines
 from .match import match_record

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
+from ._struct import dataclass, field
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
 # Every way a stream in its idle state starts a record needs one of these substrings in the line (or a

@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 
+from .._struct import dataclass, field, replace
 from .model import ChainFrame, Finding
 from .resolve import ModuleIndex, ModuleSource
 from .rules import CallRule, Construct, Rules

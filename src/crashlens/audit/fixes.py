@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from .._struct import dataclass
 from .model import Finding
 from .rules import Rules
 

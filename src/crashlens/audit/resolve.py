@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 import os
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 
+from .._struct import dataclass
 from .rules import Rules
 
 _EXTENSION_SUFFIXES = (".so", ".pyd")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from .._struct import dataclass
 
 if sys.version_info >= (3, 11):
     import tomllib
