@@ -98,7 +98,8 @@ def _scan_file(name: str, path: str, fh: Any, cat: Any, hook: Any, replay: Any) 
 
     fd = fh.fileno() if hasattr(fh, "fileno") and not path.endswith(".gz") else -1
     st = os.fstat(fd) if fd >= 0 else None
-    locator = Locator.create(Prefilter(cat).markers) if st is not None and stat.S_ISREG(st.st_mode) else None
+    regular = st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread")
+    locator = Locator.create(Prefilter(cat).markers) if regular else None
     if locator is None or st is None:
         return scan_chunks(name, iter_line_chunks(fh), cat, hook, replay)
     return scan_located(name, locator.read_file(fd, st.st_size), cat, hook, replay)
