@@ -332,3 +332,19 @@ os.dup2(os.open(os.devnull, os.O_WRONLY), w)
 def test_terminal_renderer_reports_a_closed_pipe_as_broken_pipe():
     p = subprocess.run([sys.executable, "-c", _RENDER_TO_CLOSED_PIPE], capture_output=True, timeout=60)
     assert p.stderr.decode().strip() == "BrokenPipeError", p.stderr
+
+
+def test_a_damaged_catalog_cache_is_ignored_and_rewritten(tmp_path):
+    """The parsed catalog is cached in $XDG_CACHE_HOME/crashlens; a garbled or truncated cache file
+    must not change a diagnosis or fail a scan: it is parsed again and the cache written anew."""
+    log = str(SAMPLES / "sglang-1rank-pcg-fp4.log")
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    first = run_cli("scan", "--format", "json", log, env=env)
+    caches = list((tmp_path / "crashlens").glob("catalog-*"))
+    assert len(caches) == 1 and caches[0].stat().st_size > 1000
+    for junk in (b"\x00garbage" * 50, caches[0].read_bytes()[:100]):
+        caches[0].write_bytes(junk)
+        again = run_cli("scan", "--format", "json", log, env=env)
+        assert again.returncode == first.returncode == 1
+        assert again.stdout == first.stdout and again.stderr == b""
+        assert caches[0].stat().st_size > 1000  # rewritten whole

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLES
-from crashlens.catalog import get_catalog, tomllib
+from crashlens.catalog import _tomllib, get_catalog
 from crashlens.pipeline import scan_lines
 from crashlens.sigcheck import check_catalog, lint
 
+tomllib = _tomllib()
 RAW = SAMPLES / "raw"
 RAW_LOGS = sorted(RAW.glob("*.log")) if RAW.is_dir() else []
 

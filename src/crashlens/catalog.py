@@ -11,10 +11,14 @@ from typing import Any
 from ._struct import dataclass, field
 from .errors import UserError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+
+def _tomllib() -> Any:
+    """The TOML parser, imported on a cache miss only (the parsed catalog is usually cached)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 # A pathological log line must not hang a scan: every catalog pattern runs under this limit (seconds).
 PATTERN_TIMEOUT = 0.25
@@ -570,7 +574,9 @@ def _cache_file() -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     from . import __version__
 
-    return Path(base) / "crashlens" / f"catalog-{__version__}-py{sys.version_info[0]}{sys.version_info[1]}.json"
+    # marshal, not JSON: it loads several times faster and needs no import; its format is tied to the
+    # Python version, which the name holds.
+    return Path(base) / "crashlens" / f"catalog-{__version__}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
 
 
 def _file_key(path: Path) -> str:
@@ -583,13 +589,13 @@ def _load_parsed_cache() -> None:
     if cf is None or _PARSED:
         return
     try:
-        import json
+        import marshal
 
-        data = json.loads(cf.read_text(encoding="utf-8"))
-        if isinstance(data, dict):
+        data = marshal.loads(cf.read_bytes())
+        if isinstance(data, dict) and all(isinstance(k, str) and isinstance(v, dict) for k, v in data.items()):
             _PARSED.update(data)
-    except (OSError, ValueError):
-        pass
+    except (OSError, ValueError, EOFError, TypeError):
+        pass  # missing or damaged: parsed again, and rewritten
 
 
 def _save_parsed_cache() -> None:
@@ -602,16 +608,17 @@ def _save_parsed_cache() -> None:
     for key in stale:
         del _PARSED[key]
     try:
-        import json
+        import marshal
         import tempfile
 
+        blob = marshal.dumps(_PARSED)
         cf.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cf.parent, prefix=".catalog-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(_PARSED, fh)
+        fd, tmp = tempfile.mkstemp(dir=cf.parent, prefix=".catalog-", suffix=".marshal")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
         os.replace(tmp, cf)
-    except OSError:
-        pass  # a read-only home is fine: the next run parses again
+    except (OSError, ValueError):
+        pass  # a read-only home (or a value marshal cannot hold) is fine: the next run parses again
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
@@ -650,8 +657,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise CatalogError(f"{path}: not UTF-8 text (byte {e.start})") from None
     try:
-        d = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
+        toml = _tomllib()
+        d = toml.loads(text)
+    except toml.TOMLDecodeError as e:
         raise CatalogError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:
         raise CatalogError(f"{path}: not valid TOML: nested too deeply") from None

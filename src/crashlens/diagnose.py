@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -58,6 +57,8 @@ def fingerprint(sig_id: str, family: str, t: Targets, gb_type: str | None, headl
     # The graph-break type is left out on purpose: partial copies of one crash (SGLang's PCG message,
     # a duplicate graph break) may lack it, and they must get the same id.
     key = "|".join((family, sig_id, _VOLATILE.sub("#", t.callee), where))
+    import hashlib  # here: most scans fingerprint nothing, and the import costs start-up time
+
     return hashlib.sha1(key.encode("utf-8", "replace")).hexdigest()[:16]
 
 

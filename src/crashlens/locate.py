@@ -142,24 +142,61 @@ class _Pool:
             self._free.put(buf)  # type: ignore[arg-type]
 
 
+class _Slot:
+    """One job's result; its lock is held until a worker has filled it in."""
+
+    __slots__ = ("error", "lock", "value")
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+        self.lock.acquire()
+        self.value: list[Any] = []
+        self.error: BaseException | None = None
+
+
 def _in_order(jobs: Iterable[Any]) -> Iterator[Any]:
     """Run the jobs (callables returning lists) on two worker threads, AHEAD at a time, and yield the
-    items of their results in job order."""
+    items of their results in job order. (Plain threads and locks: concurrent.futures would add its
+    import, and logging's, to every big scan's start-up.)"""
+    import queue
+    import threading
     from collections import deque
-    from concurrent.futures import Future, ThreadPoolExecutor
 
-    pending: deque[Future[list[Any]]] = deque()
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="crashlens-locate") as pool:
-        try:
-            for job in jobs:
-                pending.append(pool.submit(job))
-                if len(pending) > AHEAD:
-                    yield from pending.popleft().result()
-            while pending:
-                yield from pending.popleft().result()
-        finally:
-            for fut in pending:
-                fut.cancel()
+    todo: queue.SimpleQueue[tuple[Any, _Slot] | None] = queue.SimpleQueue()
+
+    def work() -> None:
+        while (item := todo.get()) is not None:
+            job, slot = item
+            try:
+                slot.value = job()
+            except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there
+                slot.error = e
+            slot.lock.release()
+
+    workers = [threading.Thread(target=work, name="crashlens-locate", daemon=True) for _ in range(2)]
+    for w in workers:
+        w.start()
+    pending: deque[_Slot] = deque()
+
+    def take() -> list[Any]:
+        slot = pending.popleft()
+        slot.lock.acquire()
+        if slot.error is not None:
+            raise slot.error
+        return slot.value
+
+    try:
+        for job in jobs:
+            slot = _Slot(threading.Lock())
+            pending.append(slot)
+            todo.put((job, slot))
+            if len(pending) > AHEAD:
+                yield from take()
+        while pending:
+            yield from take()
+    finally:
+        for _ in workers:
+            todo.put(None)  # jobs already queued still run (at most AHEAD + 1), then the workers stop
 
 
 def _pread(fd: int, n: int, at: int) -> bytes:
