@@ -658,7 +658,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise CatalogError(f"{path}: not UTF-8 text (byte {e.start})") from None
     try:
         toml = _tomllib()
-        d = toml.loads(text)
+        d: dict[str, Any] = toml.loads(text)
     except toml.TOMLDecodeError as e:
         raise CatalogError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:

@@ -30,31 +30,62 @@ class Facts:
 
 
 class FactCollector:
-    """Fed every framed line; cheap substring triggers keep it off the hot path."""
+    """Fed every framed line; cheap substring triggers keep it off the hot path.
+
+    A line that holds a trigger is only noted; the catalog patterns run when the facts are first
+    read (a diagnosis needs them), in line order, so a log without a crash never compiles them (nor
+    imports the `regex` module). The result is the same as running them line by line."""
+
+    MAX_NOTED = 4096  # noted lines are worked through once this many wait
 
     def __init__(self, cat: Catalog) -> None:
         self.cat = cat
-        self.facts = Facts()
+        self._facts = Facts()
         self._triggers = [(r.trigger, r) for r in cat.facts]
+        self._noted: list[tuple[str, int, str | None]] = []  # (source, line, text); None: an SGLang prefix
+        self._prefix_noted = False
+
+    @property
+    def facts(self) -> Facts:
+        if self._noted:
+            self._work_through()
+        return self._facts
 
     def feed(self, line: LogLine) -> None:
-        if line.record_start and line.rank and "server" not in self.facts.values:
-            # Only SGLang prints a `[date time TPn]` prefix once per record.
-            self.facts.set("server", "sglang", line.source, line.lineno)
-            self.facts.from_prefix.add("server")
+        if line.record_start and line.rank and not self._prefix_noted:
+            # Only SGLang prints a `[date time TPn]` prefix once per record; the first such line
+            # is the only one that can set the fact.
+            self._prefix_noted = True
+            self._noted.append((line.source, line.lineno, None))
         text = line.text
-        for trig, rule in self._triggers:
+        for trig, _rule in self._triggers:
             if trig in text:
-                m = search(rule.pattern, text)
-                if not m:
-                    continue
-                groups = m.groupdict()
-                for key, val in rule.sets:
-                    value = val
-                    if val.startswith("$"):
-                        value = groups.get(val[1:]) or ""
-                    if value:
-                        self.facts.set(key, value, line.source, line.lineno)
+                self._noted.append((line.source, line.lineno, text))
+                break
+        if len(self._noted) >= self.MAX_NOTED:
+            self._work_through()
+
+    def _work_through(self) -> None:
+        noted, self._noted = self._noted, []
+        facts = self._facts
+        for source, lineno, text in noted:
+            if text is None:
+                if "server" not in facts.values:
+                    facts.set("server", "sglang", source, lineno)
+                    facts.from_prefix.add("server")
+                continue
+            for trig, rule in self._triggers:
+                if trig in text:
+                    m = search(rule.pattern, text)
+                    if not m:
+                        continue
+                    groups = m.groupdict()
+                    for key, val in rule.sets:
+                        value = val
+                        if val.startswith("$"):
+                            value = groups.get(val[1:]) or ""
+                        if value:
+                            facts.set(key, value, source, lineno)
 
 
 def parse_version(v: str) -> tuple[int, ...] | None:
