@@ -97,7 +97,7 @@ class SourceSession:
 
     def final_diagnoses(self, early: list[Diagnosis]) -> list[Diagnosis]:
         """Re-diagnose with every fact of the source known (server arguments may come late)."""
-        if self.overflow:
+        if self.overflow or not self.kept:
             return early
         assert self.facts is not None
         known = self.facts.facts.known()
