@@ -78,11 +78,12 @@ class CatalogPattern:
     def ruled_out(self, text: str) -> bool:
         """True when the pattern cannot match `text` (literals.py). Most patterns never match most
         records, and this spares compiling them at all."""
-        if self._needs is None:
-            from .literals import required_literals
-
-            self._needs = required_literals(self.source) or ()
-        return bool(self._needs) and not any(s in text for s in self._needs)
+        needs = self._needs
+        if needs is None:
+            needs = self._needs = required_literals_of(self.source)
+        if len(needs) == 1:
+            return needs[0] not in text
+        return bool(needs) and not any(s in text for s in needs)
 
     @property
     def rx(self) -> Any:
@@ -596,6 +597,37 @@ def _load_parsed_cache() -> None:
             _PARSED.update(data)
     except (OSError, ValueError, EOFError, TypeError):
         pass  # missing or damaged: parsed again, and rewritten
+    _PARSED_USED.add(_LITERALS_KEY)  # a scan without a crash reads none, and must not drop them
+
+
+# Patterns' required literals (literals.py), kept in the same cache: working them out for the ~250
+# patterns a crash's diagnosis tries costs more than loading the whole parsed catalog.
+_LITERALS_KEY = "\x00required-literals"
+_MAX_LITERALS = 5000
+_save_at_exit = False
+
+
+def required_literals_of(source: str) -> tuple[str, ...]:
+    """literals.required_literals(source), or () for none, cached across runs."""
+    global _PARSED_DIRTY, _save_at_exit
+    table = _PARSED.get(_LITERALS_KEY)
+    if not isinstance(table, dict):
+        table = _PARSED[_LITERALS_KEY] = {}
+    got = table.get(source)
+    if isinstance(got, list) and all(isinstance(x, str) for x in got):
+        return tuple(got)
+    from .literals import required_literals
+
+    found = required_literals(source) or ()
+    if len(table) < _MAX_LITERALS:
+        table[source] = list(found)
+        _PARSED_DIRTY = True
+        if not _save_at_exit:
+            import atexit
+
+            _save_at_exit = True
+            atexit.register(_save_parsed_cache)
+    return found
 
 
 def _save_parsed_cache() -> None:
