@@ -5,12 +5,16 @@ A line is skipped only while every rank stream of the RecordExtractor is idle, a
   (RECORD_START_MARKERS, one row per branch of traceback._Stream._idle), or a dotted exception name
   (`torch.fx.Foo: ...`, DOTTED_NAME);
 - give a start-up fact: FactCollector only looks at a line containing a catalog `trigger` string;
-- change which stream a later unprefixed line goes to: pipeline.scan_chunks feeds the last skipped
+- change which stream a later unprefixed line goes to: pipeline.scan_located feeds the last skipped
   line that carries a rank or a prefix before it feeds anything else.
 Framing only removes text from a line (prefixes, carriage-return redraws) unless the line holds
 control characters, so such lines are always kept. The markers hold no digits, which is why digits can
 be deleted before the test: the log's many boring lines then collapse to a few shapes, each tested
 once. tests/test_scale.py checks this list against every line of the recorded samples.
+
+Each marker is looked for by its anchor (a part of it, see `anchor`), which finds every line the marker
+finds and maybe a few more. locate.py asks the same question of a whole chunk natively; shapes are
+what the pipeline uses where the native parts are missing and while a record is open.
 """
 
 from __future__ import annotations
