@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A shell without job control starts a background command (`cmd &`) with SIGINT ignored, and children
+# inherit that: the Ctrl-C tests would then time out. A handler here (unlike SIG_IGN) is reset to the
+# default in every process the tests start, so they can be interrupted as at a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -597,22 +598,30 @@ def _load_parsed_cache() -> None:
             _PARSED.update(data)
     except (OSError, ValueError, EOFError, TypeError):
         pass  # missing or damaged: parsed again, and rewritten
-    _PARSED_USED.add(_LITERALS_KEY)  # a scan without a crash reads none, and must not drop them
+    _PARSED_USED.add(_literals_key())  # a scan without a crash reads none, and must not drop them
 
 
 # Patterns' required literals (literals.py), kept in the same cache: working them out for the ~250
 # patterns a crash's diagnosis tries costs more than loading the whole parsed catalog.
-_LITERALS_KEY = "\x00required-literals"
 _MAX_LITERALS = 5000
 _save_at_exit = False
+
+
+@functools.lru_cache(maxsize=1)
+def _literals_key() -> str:
+    """The cache entry's key: it names literals.py as it is, so a changed analysis starts afresh."""
+    try:
+        return "\x00required-literals|" + _file_key(Path(__file__).with_name("literals.py"))
+    except OSError:
+        return "\x00required-literals"
 
 
 def required_literals_of(source: str) -> tuple[str, ...]:
     """literals.required_literals(source), or () for none, cached across runs."""
     global _PARSED_DIRTY, _save_at_exit
-    table = _PARSED.get(_LITERALS_KEY)
+    table = _PARSED.get(_literals_key())
     if not isinstance(table, dict):
-        table = _PARSED[_LITERALS_KEY] = {}
+        table = _PARSED[_literals_key()] = {}
     got = table.get(source)
     if isinstance(got, list) and all(isinstance(x, str) for x in got):
         return tuple(got)

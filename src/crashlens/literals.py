@@ -10,6 +10,7 @@ tests/test_signatures.py checks it against every match of every shipped pattern 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 MIN_LENGTH = 3  # shorter strings rule out too little to be worth the check
 _BRACES = re.compile(r"\{(\d*)(?:,\d*)?\}")  # a counted repetition
@@ -52,45 +53,44 @@ def _skip_class(pat: str, i: int) -> int:
     return j + 1
 
 
-def _group_end(pat: str, i: int) -> int:
-    """Index of the `)` closing the group opening at pat[i]."""
-    depth, j = 0, i
-    while j < len(pat):
+def _outside(pat: str, lo: int, hi: int) -> Iterator[tuple[int, str]]:
+    """(index, character) of pat[lo:hi] outside escapes and character classes."""
+    j = lo
+    while j < hi:
         c = pat[j]
         if c == "\\":
             j += 2
-            continue
-        if c == "[":
+        elif c == "[":
             j = _skip_class(pat, j)
-            continue
+        else:
+            yield j, c
+            j += 1
+
+
+def _group_end(pat: str, i: int) -> int:
+    """Index of the `)` closing the group opening at pat[i]."""
+    depth = 0
+    for j, c in _outside(pat, i, len(pat)):
         if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
             if depth == 0:
                 return j
-        j += 1
     raise _GiveUp
 
 
 def _branches(pat: str, lo: int, hi: int) -> list[tuple[int, int]]:
     """pat[lo:hi] split at its top-level `|`."""
-    out, start, j = [], lo, lo
-    while j < hi:
-        c = pat[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "[":
-            j = _skip_class(pat, j)
-            continue
+    out, start, depth = [], lo, 0
+    for j, c in _outside(pat, lo, hi):
         if c == "(":
-            j = _group_end(pat, j) + 1
-            continue
-        if c == "|":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
             out.append((start, j))
             start = j + 1
-        j += 1
     out.append((start, hi))
     return out
 
