@@ -26,7 +26,8 @@ Located = tuple[int, list[int], list[int]]
 
 AHEAD = 4  # chunks located ahead of the one in use (bounded memory: AHEAD + 1 chunks held)
 CHUNK = 2 << 20  # bytes of a file given to one worker
-PROBE = 1 << 16  # bytes read at a time when looking for the line boundary after an offset
+PROBE = 1 << 12  # bytes read at a time when looking for the line boundary after an offset
+SLACK = 1 << 17  # room in a pooled buffer for the lines that straddle its range's ends
 
 
 class Locator:
@@ -69,7 +70,7 @@ class Locator:
         if size <= 2 * chunk:  # a small file: one read, no threads (they cost start-up time)
             yield from self._range(fd, size, 0, size, None)
             return
-        pool = _Pool(AHEAD + 4, chunk + 2 * PROBE) if hasattr(os, "preadv") else None
+        pool = _Pool(AHEAD + 4, chunk + SLACK) if hasattr(os, "preadv") else None
         jobs = ((lambda k=k: self._range(fd, size, k * chunk, (k + 1) * chunk, pool))
                 for k in range((size + chunk - 1) // chunk))
         for item in _in_order(jobs):
