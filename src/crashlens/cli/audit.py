@@ -56,8 +56,7 @@ def audit(entry: str, site_packages: tuple[str, ...], fmt: str, max_depth: int) 
     if fmt == "json":
         click.echo(render_json(report, rules), nl=False)
     else:
-        stream = click.get_text_stream("stdout")
-        color = stream.isatty() and os.environ.get("NO_COLOR") is None
+        color = sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
         width = shutil.get_terminal_size((110, 24)).columns
         click.echo(render_terminal(report, rules, color=color, width=max(80, min(width, 160))), nl=False)
 

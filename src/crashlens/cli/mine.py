@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -22,7 +23,7 @@ def mine(files: tuple[str, ...], include_known: bool, stub: bool, extra: tuple[s
     from ..read import iter_lines, open_source
 
     cat = get_catalog(list(extra))
-    records = []
+    records: list[Any] = []
     for name in files:
         src, fh = open_source(name)
         try:
