@@ -145,8 +145,13 @@ def matcher_holds(m: Matcher, t: Targets) -> bool:
         return False
     if m.fatal is not None and m.fatal != t.fatal:
         return False
-    for key, pats in m.rules:
-        values = _field_values(t, key)
+    rules = [(key, pats, _field_values(t, key)) for key, pats in m.rules]
+    # First the literal check of every required rule (no pattern compiled): a rule none of whose
+    # patterns can match fails the matcher before any other rule's patterns are compiled and run.
+    for key, pats, values in rules:
+        if key != "not_message" and all(p.ruled_out(v) for p in pats for v in values):
+            return False
+    for key, pats, values in rules:
         hit = any(search(p, v) for p in pats for v in values)
         if key == "not_message":
             if hit:
