@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO
 
 from ._struct import dataclass, field
 from .catalog import Catalog
@@ -14,7 +14,7 @@ from .frame import frame_line
 from .locate import Located, Locator
 from .prefilter import CONTROL_MARK as _CONTROL
 from .prefilter import Prefilter, route_key, shape, zero_digits
-from .read import decode_physical
+from .read import decode_physical, iter_line_chunks, open_source
 from .records import CrashRecord, Diagnosis, Frame
 from .traceback import RecordExtractor
 
@@ -142,6 +142,27 @@ def scan_chunks(
     locator = Locator.create(Prefilter(cat).markers) if native else None
     pairs = locator.ahead(chunks) if locator is not None else ((c, None) for c in chunks)
     return scan_located(name, pairs, cat, next_blockers, replay)
+
+
+def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
+              next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
+    """A file opened by read.open_source: a regular file is read in byte ranges by the native
+    locator's workers (locate.py); anything else (gzip, a FIFO, no native parts) as a stream of
+    chunks. Records still open at the end are put in order by reading the file again."""
+    import os
+    import stat
+
+    def replay() -> Iterator[bytes]:
+        with open_source(path)[1] as again:
+            yield from iter_line_chunks(again)
+
+    fd = fh.fileno() if hasattr(fh, "fileno") and not path.endswith(".gz") else -1
+    st = os.fstat(fd) if fd >= 0 else None
+    regular = st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread")
+    locator = Locator.create(Prefilter(cat).markers) if regular else None
+    if locator is None or st is None:
+        return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay)
+    return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay)
 
 
 def scan_located(

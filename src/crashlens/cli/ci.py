@@ -12,7 +12,7 @@ import click
 
 from ..catalog import Catalog, get_catalog
 from ..cipaths import Location, LocationMapper, expand_inputs, locate_all
-from ..pipeline import ScanResult, combine, scan_lines
+from ..pipeline import ScanResult, combine, scan_file, scan_lines
 from ..read import InputError, iter_lines, open_source
 
 FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json")
@@ -92,7 +92,10 @@ def scan_artifacts(files: list[str], cat: Catalog) -> ScanResult:
     for name in files:
         src, fh = open_source(name)
         try:
-            n, diags = scan_lines(src.name, _lines(fh, src.name), cat)
+            if src.path is not None and not src.path.endswith(".gz"):
+                n, diags = scan_file(src.name, src.path, fh, cat)
+            else:  # a cut .gz is read up to where it stops
+                n, diags = scan_lines(src.name, _lines(fh, src.name), cat)
         finally:
             fh.close()
         per_source.append((src.name, n, diags))

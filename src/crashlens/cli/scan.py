@@ -5,14 +5,13 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from ..catalog import get_catalog
-from ..pipeline import ScanResult, combine, scan_chunks, scan_lines, scan_located
-from ..read import iter_line_chunks, iter_lines, open_source
+from ..pipeline import ScanResult, combine, scan_file, scan_lines
+from ..read import iter_lines, open_source
 
 
 def next_blockers_hook(enabled: bool) -> Any:
@@ -75,34 +74,11 @@ def _scan_source(name: str, signatures: tuple[str, ...], audit: bool) -> tuple[s
         if src.path is None:
             n, diags = scan_lines(src.name, iter_lines(fh), cat, hook)
         else:
-            path = src.path
-
-            def replay() -> Iterator[bytes]:
-                with open_source(path)[1] as again:
-                    yield from iter_line_chunks(again)
-
-            n, diags = _scan_file(src.name, path, fh, cat, hook, replay)
+            n, diags = scan_file(src.name, src.path, fh, cat, hook)
     finally:
         if src.path is not None:
             fh.close()
     return src.name, n, diags
-
-
-def _scan_file(name: str, path: str, fh: Any, cat: Any, hook: Any, replay: Any) -> tuple[int, list[Any]]:
-    """A regular file is read in byte ranges by the native locator's workers (locate.py); anything
-    else (gzip, a pipe, no native parts) as a stream of chunks."""
-    import stat
-
-    from ..locate import Locator
-    from ..prefilter import Prefilter
-
-    fd = fh.fileno() if hasattr(fh, "fileno") and not path.endswith(".gz") else -1
-    st = os.fstat(fd) if fd >= 0 else None
-    regular = st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread")
-    locator = Locator.create(Prefilter(cat).markers) if regular else None
-    if locator is None or st is None:
-        return scan_chunks(name, iter_line_chunks(fh), cat, hook, replay)
-    return scan_located(name, locator.read_file(fd, st.st_size), cat, hook, replay)
 
 
 def _on_first_use(make: Any, *args: Any) -> Any:
