@@ -255,3 +255,23 @@ def test_random_splices_of_every_seed_finish(tmp_path: Path):
         pieces = [seed[a:b] for a, b in zip([0, *cuts], [*cuts, len(seed)])]
         rnd.shuffle(pieces)
         run_pipeline(b"".join(pieces))
+
+
+def test_start_up_fact_lines_waiting_for_a_diagnosis_stay_bounded():
+    """Lines holding a fact trigger are noted until a diagnosis needs the facts; thousands of long
+    ones (64 KiB lines full of `torch`) must not all be held."""
+    import tracemalloc
+
+    from crashlens.catalog import get_catalog
+    from crashlens.pipeline import scan_lines
+
+    cat = get_catalog([])
+    line = "torch " * 10_000  # 60 KB, a trigger, no fact
+    tracemalloc.start()
+    try:
+        n, diags = scan_lines("log", (line for _ in range(2_000)), cat)  # 120 MB of such lines
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert n == 2_000 and diags == []
+    assert peak < 16 << 20, f"peak {peak >> 20} MB"

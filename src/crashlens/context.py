@@ -36,13 +36,15 @@ class FactCollector:
     read (a diagnosis needs them), in line order, so a log without a crash never compiles them (nor
     imports the `regex` module). The result is the same as running them line by line."""
 
-    MAX_NOTED = 4096  # noted lines are worked through once this many wait
+    MAX_NOTED = 4096  # noted lines are worked through once this many wait,
+    MAX_NOTED_CHARS = 1 << 20  # or once they hold this much text (a line may be 64 KiB long)
 
     def __init__(self, cat: Catalog) -> None:
         self.cat = cat
         self._facts = Facts()
         self._triggers = [(r.trigger, r) for r in cat.facts]
         self._noted: list[tuple[str, int, str | None]] = []  # (source, line, text); None: an SGLang prefix
+        self._noted_chars = 0
         self._prefix_noted = False
 
     @property
@@ -61,12 +63,13 @@ class FactCollector:
         for trig, _rule in self._triggers:
             if trig in text:
                 self._noted.append((line.source, line.lineno, text))
+                self._noted_chars += len(text)
                 break
-        if len(self._noted) >= self.MAX_NOTED:
+        if len(self._noted) >= self.MAX_NOTED or self._noted_chars >= self.MAX_NOTED_CHARS:
             self._work_through()
 
     def _work_through(self) -> None:
-        noted, self._noted = self._noted, []
+        noted, self._noted, self._noted_chars = self._noted, [], 0
         facts = self._facts
         for source, lineno, text in noted:
             if text is None:
