@@ -266,12 +266,13 @@ def test_start_up_fact_lines_waiting_for_a_diagnosis_stay_bounded():
     from crashlens.pipeline import scan_lines
 
     cat = get_catalog([])
-    line = "torch " * 10_000  # 60 KB, a trigger, no fact
+    body = "torch " * 10_000  # 60 KB, a trigger, no fact
     tracemalloc.start()
     try:
-        n, diags = scan_lines("log", (line for _ in range(2_000)), cat)  # 120 MB of such lines
+        # 36 MB of such lines, each its own string
+        n, diags = scan_lines("log", (f"{i} {body}" for i in range(600)), cat)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert n == 2_000 and diags == []
+    assert n == 600 and diags == []
     assert peak < 16 << 20, f"peak {peak >> 20} MB"
