@@ -2,7 +2,7 @@
 
 dataclasses.dataclass builds half a dozen methods per class with exec and, with slots=True, builds
 the class twice: about 1.3 ms a class, and a scan imports 27 of them (a third of its import time).
-This version builds one method with exec (__init__) and shares the rest, for about a tenth of that.
+This version builds one method with exec (__init__) and shares the rest, for about an eighth of that (27 classes: 4 ms instead of 31).
 It supports what crashlens uses: fields with defaults and `field(default=..., default_factory=...)`,
 frozen classes (hashable, compared by their fields unless eq=False), `__post_init__`, and `replace`. `slots` is
 accepted and ignored: instances keep a __dict__.
