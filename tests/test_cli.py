@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import CORPUS, SAMPLES, needs_corpus, run_cli
 
 
@@ -116,3 +118,31 @@ def test_mine_clusters_crashes_no_signature_names(tmp_path):
     out = p.stdout.decode()
     assert p.returncode == 0
     assert "×2" in out and 'id = "mined-1"' in out
+
+
+@pytest.mark.parametrize("width", [60, 100, 173])
+def test_terminal_panels_are_boxes_of_the_asked_width_even_with_wide_characters(width):
+    """Every line of a panel takes exactly the terminal's width (CJK characters count two columns,
+    combining marks none), and no word of the report is lost to wrapping."""
+    import io
+    import unicodedata
+
+    from crashlens.catalog import get_catalog
+    from crashlens.pipeline import combine, scan_lines
+    from crashlens.render.terminal import render
+
+    def cells(s: str) -> int:
+        return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+                   for c in s)
+
+    cat = get_catalog([])
+    text = next(e.text for e in cat.get("subprocess-thread-lock").examples if e.expect_match)
+    text = text.replace("marked as skipped", "marked as skipped 模型加载失败：无法追踪 e\u0301te " + "長" * 90, 1)
+    n, diags = scan_lines("log", text.splitlines(), cat)
+    out = io.StringIO()
+    render(combine([("log", n, diags)]), out, color=False, width=width)
+    lines = out.getvalue().splitlines()
+    box = [ln for ln in lines if ln[:1] in "╭│╰"]
+    assert len(box) > 10 and {cells(ln) for ln in box} == {width}
+    flat = "".join(ln[2:-2].strip() for ln in box if ln.startswith("│"))
+    assert "模型加载失败：无法追踪" in flat and "長" * 90 in flat and "e\u0301te" in flat

@@ -222,9 +222,12 @@ class _Reporter:
             self.out.write(render_line(d) + "\n")
             self.out.flush()
         elif self.fmt == "terminal":
-            from ..render.terminal import build_panel
+            from rich.text import Text
 
-            self._console.print(build_panel(d, n))
+            from ..render.terminal import panel
+
+            # The panel's own colours, handed to rich (which drops them where colour is off).
+            self._console.print(Text.from_ansi(panel(d, n, self._console.width, True).rstrip("\n")))
             self.out.flush()
             self._refresh(force=True)
 

@@ -1,4 +1,4 @@
-"""Terminal output: one panel per distinct crash, built from rich Text so log text is never markup."""
+"""Terminal output: one box-drawn panel per distinct crash. Log text is never interpreted (no markup)."""
 
 from __future__ import annotations
 
@@ -87,79 +87,176 @@ def _where(d: Diagnosis) -> str:
     return s
 
 
-def build_panel(d: Diagnosis, n: int) -> Any:
-    from rich.console import Group
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text
+# A line of a panel's body: (text, style) pieces; a style is space-separated names from _SGR.
+Piece = tuple[str, str]
+_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
+_LABEL_WIDTH = 8
 
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="bold", no_wrap=True, min_width=8)
-    grid.add_column(overflow="fold")
 
-    def row(label: str, value: str, style: str = "") -> None:
-        grid.add_row(label, Text(value, style=style))
+def _cells(text: str) -> int:
+    """Terminal columns the text takes (East Asian wide characters take two, combining marks none)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
 
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in text)
+
+
+def _fit(text: str, width: int) -> tuple[str, str]:
+    """The longest head of `text` that fits in `width` columns (at least one character), and the rest."""
+    if text.isascii():
+        k = max(1, width)
+        return text[:k], text[k:]
+    used = 0
+    for i, c in enumerate(text):
+        used += _cells(c)
+        if used > width and i:
+            return text[:i], text[i:]
+    return text, ""
+
+
+def _wrap(pieces: list[Piece], width: int) -> list[list[Piece]]:
+    """Pieces laid out in lines of at most `width` columns: broken at spaces where it can, a word
+    longer than a line folded, each newline kept, spaces at a break dropped, leading ones kept."""
+    import re
+
+    lines: list[list[Piece]] = [[]]
+    used = 0
+    for text, style in pieces:
+        for token in re.findall(r"\n| +|[^ \n]+", text):
+            if token == "\n":
+                lines.append([])
+                used = 0
+                continue
+            w = _cells(token)
+            if token[0] == " ":
+                if used + w < width:
+                    lines[-1].append((token, style))
+                    used += w
+                elif lines[-1]:
+                    lines.append([])
+                    used = 0
+                continue
+            if used + w > width and lines[-1]:
+                lines.append([])
+                used = 0
+            while used + w > width:
+                head, token = _fit(token, width - used)
+                lines[-1].append((head, style))
+                lines.append([])
+                used, w = 0, _cells(token)
+            lines[-1].append((token, style))
+            used += w
+    for line in lines:  # no trailing spaces (a break may leave them)
+        while line and not line[-1][0].strip():
+            line.pop()
+    return lines
+
+
+def _grid(rows: list[tuple[str, list[Piece]]], width: int, label_style: str = "bold",
+          min_label: int = _LABEL_WIDTH) -> list[list[Piece]]:
+    """Two columns: a label (never wrapped) and its value, wrapped under itself."""
+    lw = max([min_label, *(_cells(label) for label, _ in rows)])
+    out: list[list[Piece]] = []
+    for label, value in rows:
+        for i, line in enumerate(_wrap(value, max(10, width - lw - 1))):
+            head = label if i == 0 else ""
+            out.append([(head + " " * (lw - _cells(head) + 1), label_style if head else ""), *line])
+    return out
+
+
+def panel(d: Diagnosis, n: int, width: int, color: bool) -> str:
+    """One crash as a box-drawn panel of `width` columns, with ANSI colours when `color`. Plain string
+    building: rich (a third of a small scan's start-up) is not imported for it. Log text reaches here
+    stripped of control characters (frame.py), and nothing in it is interpreted."""
+    from ..frame import strip_controls
+
+    inner = max(40, width - 4)
+    body: list[list[Piece]] = []
+
+    def text(value: str, style: str = "") -> list[Piece]:
+        return [(strip_controls(value), style)]
+
+    rows: list[tuple[str, list[Piece]]] = []
     if d.exception:
         msg = d.exception[1] if len(d.exception[1]) <= MAX_MESSAGE else d.exception[1][:MAX_MESSAGE] + " …"
         label = "Error" if d.fatal else "Reason"
-        row(label, f"{d.exception[0]}: {msg}" if d.exception[0] else msg, "red" if d.fatal else "yellow")
+        rows.append((label, text(f"{d.exception[0]}: {msg}" if d.exception[0] else msg, "red" if d.fatal else "yellow")))
     if d.culprit:
         from ..culprit import source_root
 
-        row("Culprit", _frame(d.culprit, source_root(d.chain)), "bold yellow")
+        rows.append(("Culprit", text(_frame(d.culprit, source_root(d.chain)), "bold yellow")))
         if d.culprit.source:
-            row("", d.culprit.source, "dim")
+            rows.append(("", text(d.culprit.source, "dim")))
     if d.callee:
-        row("Callee", d.callee, "magenta")
+        rows.append(("Callee", text(d.callee, "magenta")))
     via = _via(d)
     if via:
-        row("Call", via)
+        rows.append(("Call", text(via)))
     if d.chain:
         lines = _chain_text(d.chain)
-        row("Chain", lines[0])
-        for ln in lines[1:]:
-            row("", "→ " + ln, "dim")
-    row("Context", _context_line(d))
-    row("Log", _where(d))
+        rows.append(("Chain", text(lines[0])))
+        rows += [("", text("→ " + ln, "dim")) for ln in lines[1:]]
+    rows.append(("Context", text(_context_line(d))))
+    rows.append(("Log", text(_where(d))))
     if d.near_match is not None:
-        row("Match", f"near match (score {d.near_match:.0f}/100): wording differs from the catalog", "yellow")
-
-    parts: list[Any] = [Text(d.summary), Text(""), grid]
+        rows.append(("Match", text(f"near match (score {d.near_match:.0f}/100): wording differs from the catalog",
+                                   "yellow")))
+    body += _wrap(text(d.summary), inner)
+    body.append([])
+    body += _grid(rows, inner)
     if d.fixes:
-        parts.append(Text("\nFixes, best first:", style="bold green"))
-        fixes = Table.grid(padding=(0, 1))
-        fixes.add_column(no_wrap=True, style="bold green")
-        fixes.add_column(overflow="fold")
+        body += [[], [("Fixes, best first:", "bold green")]]
+        fixes = []
         for f in d.fixes:
-            body = Text()
-            body.append(f"[{f.kind}] ", style="green")
-            body.append(f.title, style="bold")
+            pieces = [(f"[{f.kind}] ", "green"), *text(f.title, "bold")]
             if f.file:
                 loc = short_path(f.file) + (f":{f.line}" if f.line else "")
-                body.append(f"\nchange: {loc}", style="cyan")
+                pieces += text(f"\nchange: {loc}", "cyan")
             if f.detail:
-                body.append("\n" + f.detail)
-            fixes.add_row(f"{f.rank}.", body)
-        parts.append(fixes)
+                pieces += text("\n" + f.detail)
+            fixes.append((f"{f.rank}.", pieces))
+        body += _grid(fixes, inner, "bold green", 0)
     if d.next:
-        parts.append(Text("\nNext in this chain (found statically in the installed library):", style="bold yellow"))
-        nxt = Table.grid(padding=(0, 1))
-        nxt.add_column(no_wrap=True)
-        nxt.add_column(overflow="fold")
-        for b in d.next[:MAX_NEXT_SHOWN]:
-            nxt.add_row("-", Text(f"{short_path(str(b.get('file')))}:{b.get('line')} in {b.get('function')}: "
-                                  f"{b.get('call')} ({b.get('category')})"))
+        body += [[], [("Next in this chain (found statically in the installed library):", "bold yellow")]]
+        nxt = [("-", text(f"{short_path(str(b.get('file')))}:{b.get('line')} in {b.get('function')}: "
+                          f"{b.get('call')} ({b.get('category')})")) for b in d.next[:MAX_NEXT_SHOWN]]
         if len(d.next) > MAX_NEXT_SHOWN:
-            nxt.add_row("", Text(f"… {len(d.next) - MAX_NEXT_SHOWN} more (see `crashlens audit`)", style="dim"))
-        parts.append(nxt)
+            nxt.append(("", text(f"… {len(d.next) - MAX_NEXT_SHOWN} more (see `crashlens audit`)", "dim")))
+        body += _grid(nxt, inner, "", 0)
     for w in d.warnings:
-        parts.append(Text("\n! " + w, style="yellow"))
+        body += [[], *_wrap(text("! " + w, "yellow"), inner)]
+
+    edge = "red" if d.fatal else "yellow"
     sev = "fatal" if d.fatal else "graph break (non-fatal)"
-    title = Text(f" {n}. {d.title} ", style="bold red" if d.fatal else "bold yellow")
-    sub = Text(f" {sev} · {d.signature or d.family} · confidence {d.confidence:.2f} · id {d.id} ")
-    return Panel(Group(*parts), title=title, subtitle=sub, title_align="left", subtitle_align="right",
-                 border_style="red" if d.fatal else "yellow")
+    title = strip_controls(f" {n}. {d.title} ")
+    if _cells(title) > inner - 2:
+        title = _fit(title, inner - 4)[0] + "… "
+    sub = f" {sev} · {d.signature or d.family} · confidence {d.confidence:.2f} · id {d.id} "
+    if _cells(sub) > inner - 2:
+        sub = _fit(sub, inner - 4)[0] + "… "
+
+    def paint(t: str, style: str) -> str:
+        if not color or not style or not t:
+            return t
+        return "\x1b[" + ";".join(_SGR[s] for s in style.split()) + "m" + t + "\x1b[0m"
+
+    top = paint("╭─ ", edge) + paint(title, f"bold {edge}") + paint(" " + "─" * (inner - 1 - _cells(title)) + "╮", edge)
+    bottom = paint("╰" + "─" * (inner - 1 - _cells(sub)) + " ", edge) + sub + paint(" ─╯", edge)
+    out = [top]
+    for line in body:
+        used = sum(_cells(t) for t, _ in line)
+        runs: list[list[str]] = []  # neighbouring pieces of one style painted as one run
+        for t, st in line:
+            if runs and runs[-1][1] == st:
+                runs[-1][0] += t
+            else:
+                runs.append([t, st])
+        content = "".join(paint(t, st) for t, st in runs)
+        out.append(paint("│", edge) + " " + content + " " * (inner - used) + " " + paint("│", edge))
+    out.append(bottom)
+    return "\n".join(out) + "\n"
 
 
 def make_console(file: IO[str], **kwargs: Any) -> Any:
@@ -178,17 +275,26 @@ def make_console(file: IO[str], **kwargs: Any) -> Any:
 
 
 def render(result: ScanResult, file: IO[str], color: bool | None = None, width: int | None = None) -> None:
+    """The crashes as panels. Colour: `color`, else NO_COLOR / FORCE_COLOR / TERM=dumb, else whether
+    `file` is a terminal. Width: `width`, else the terminal's (or $COLUMNS, else 80)."""
     if not result.diagnoses:
-        # Plain text, no styling: not worth rich's import time (a third of a small scan's).
         file.write(f"no crashes found in {result.total_lines} lines\n")
         return
-    from rich.text import Text
+    import os
+    import shutil
 
-    console = make_console(file, no_color=(color is False) or None, force_terminal=color if color else None,
-                           width=width)
+    if color is None:
+        if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+            color = False
+        elif os.environ.get("FORCE_COLOR"):
+            color = True
+        else:
+            isatty = getattr(file, "isatty", None)
+            color = bool(isatty and isatty())
+    if width is None:
+        width = shutil.get_terminal_size((80, 24)).columns
     fatal = sum(1 for d in result.diagnoses if d.fatal)
-    console.print(Text(
-        f"crashlens: {len(result.diagnoses)} distinct crash(es) ({fatal} fatal) in {result.total_lines} lines",
-        style="bold"))
+    head = f"crashlens: {len(result.diagnoses)} distinct crash(es) ({fatal} fatal) in {result.total_lines} lines"
+    file.write(("\x1b[1m" + head + "\x1b[0m" if color else head) + "\n")
     for n, d in enumerate(result.diagnoses, 1):
-        console.print(build_panel(d, n))
+        file.write(panel(d, n, width, color))
