@@ -274,6 +274,24 @@ def make_console(file: IO[str], **kwargs: Any) -> Any:
     return _Console(file=file, highlight=False, markup=False, emoji=False, soft_wrap=False, **kwargs)
 
 
+def terminal_width() -> int:
+    """$COLUMNS, else the width of the terminal on stdout, else 80 (what shutil.get_terminal_size
+    gives, without importing shutil)."""
+    import os
+    import sys
+
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 def render(result: ScanResult, file: IO[str], color: bool | None = None, width: int | None = None) -> None:
     """The crashes as panels. Colour: `color`, else NO_COLOR / FORCE_COLOR / TERM=dumb, else whether
     `file` is a terminal. Width: `width`, else the terminal's (or $COLUMNS, else 80)."""
@@ -281,7 +299,6 @@ def render(result: ScanResult, file: IO[str], color: bool | None = None, width: 
         file.write(f"no crashes found in {result.total_lines} lines\n")
         return
     import os
-    import shutil
 
     if color is None:
         if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
@@ -292,7 +309,7 @@ def render(result: ScanResult, file: IO[str], color: bool | None = None, width: 
             isatty = getattr(file, "isatty", None)
             color = bool(isatty and isatty())
     if width is None:
-        width = shutil.get_terminal_size((80, 24)).columns
+        width = terminal_width()
     fatal = sum(1 for d in result.diagnoses if d.fatal)
     head = f"crashlens: {len(result.diagnoses)} distinct crash(es) ({fatal} fatal) in {result.total_lines} lines"
     file.write(("\x1b[1m" + head + "\x1b[0m" if color else head) + "\n")
