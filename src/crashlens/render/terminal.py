@@ -308,6 +308,8 @@ def render(result: ScanResult, file: IO[str], color: bool | None = None, width: 
         else:
             isatty = getattr(file, "isatty", None)
             color = bool(isatty and isatty())
+            if os.name == "nt" and not os.environ.get("WT_SESSION"):
+                color = False  # the classic Windows console shows escape codes as text
     if width is None:
         width = terminal_width()
     fatal = sum(1 for d in result.diagnoses if d.fatal)
