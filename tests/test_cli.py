@@ -146,3 +146,15 @@ def test_terminal_panels_are_boxes_of_the_asked_width_even_with_wide_characters(
     assert len(box) > 10 and {cells(ln) for ln in box} == {width}
     flat = "".join(ln[2:-2].strip() for ln in box if ln.startswith("│"))
     assert "模型加载失败：无法追踪" in flat and "長" * 90 in flat and "e\u0301te" in flat
+
+
+def test_terminal_report_survives_an_output_encoding_without_box_characters():
+    """On a Windows pipe (cp1252) or an ASCII-only stdout the panels fall back to ASCII borders, and
+    characters the encoding lacks become `?`; the report is still printed whole, exit 1."""
+    for encoding in ("ascii", "cp1252"):
+        p = run_cli("--no-audit", str(SAMPLES / "sglang-1rank-pcg-fp4.log"),
+                    env={"PYTHONIOENCODING": encoding, "COLUMNS": "90"})
+        assert p.returncode == 1 and p.stderr == b""
+        out = p.stdout.decode(encoding)
+        assert out.splitlines()[1].startswith("+-") and "Fixes, best first" in out
+        assert all(len(ln) == 90 for ln in out.splitlines() if ln[:1] in "+|")

@@ -166,7 +166,11 @@ def _grid(rows: list[tuple[str, list[Piece]]], width: int, label_style: str = "b
     return out
 
 
-def panel(d: Diagnosis, n: int, width: int, color: bool) -> str:
+BOX = "╭─╮│╰╯"
+ASCII_BOX = "+-+|++"  # for an output encoding without the box-drawing characters
+
+
+def panel(d: Diagnosis, n: int, width: int, color: bool, box: str = BOX) -> str:
     """One crash as a box-drawn panel of `width` columns, with ANSI colours when `color`. Plain string
     building: rich (a third of a small scan's start-up) is not imported for it. Log text reaches here
     stripped of control characters (frame.py), and nothing in it is interpreted."""
@@ -242,8 +246,9 @@ def panel(d: Diagnosis, n: int, width: int, color: bool) -> str:
             return t
         return "\x1b[" + ";".join(_SGR[s] for s in style.split()) + "m" + t + "\x1b[0m"
 
-    top = paint("╭─ ", edge) + paint(title, f"bold {edge}") + paint(" " + "─" * (inner - 1 - _cells(title)) + "╮", edge)
-    bottom = paint("╰" + "─" * (inner - 1 - _cells(sub)) + " ", edge) + sub + paint(" ─╯", edge)
+    tl, h, tr, v, bl, br = tuple(box)
+    top = paint(f"{tl}{h} ", edge) + paint(title, f"bold {edge}") + paint(" " + h * (inner - 1 - _cells(title)) + tr, edge)
+    bottom = paint(bl + h * (inner - 1 - _cells(sub)) + " ", edge) + sub + paint(f" {h}{br}", edge)
     out = [top]
     for line in body:
         used = sum(_cells(t) for t, _ in line)
@@ -254,7 +259,7 @@ def panel(d: Diagnosis, n: int, width: int, color: bool) -> str:
             else:
                 runs.append([t, st])
         content = "".join(paint(t, st) for t, st in runs)
-        out.append(paint("│", edge) + " " + content + " " * (inner - used) + " " + paint("│", edge))
+        out.append(paint(v, edge) + " " + content + " " * (inner - used) + " " + paint(v, edge))
     out.append(bottom)
     return "\n".join(out) + "\n"
 
@@ -312,8 +317,17 @@ def render(result: ScanResult, file: IO[str], color: bool | None = None, width: 
                 color = False  # the classic Windows console shows escape codes as text
     if width is None:
         width = terminal_width()
+    encoding = getattr(file, "encoding", None) or "utf-8"
+    try:
+        (BOX + "→…·").encode(encoding)
+        box, lossy = BOX, False
+    except (UnicodeEncodeError, LookupError):  # e.g. a Windows pipe in cp1252
+        box, lossy = ASCII_BOX, True
     fatal = sum(1 for d in result.diagnoses if d.fatal)
     head = f"crashlens: {len(result.diagnoses)} distinct crash(es) ({fatal} fatal) in {result.total_lines} lines"
     file.write(("\x1b[1m" + head + "\x1b[0m" if color else head) + "\n")
     for n, d in enumerate(result.diagnoses, 1):
-        file.write(panel(d, n, width, color))
+        text = panel(d, n, width, color, box)
+        if lossy:  # what the encoding cannot show becomes "?" rather than an exception
+            text = text.encode(encoding, "replace").decode(encoding)
+        file.write(text)
