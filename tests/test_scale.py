@@ -253,3 +253,41 @@ def test_marker_anchors_find_every_line_a_marker_finds() -> None:
     for m in (*RECORD_START_MARKERS, *(r.trigger.encode() for r in cat.facts)):
         assert any(a in m for a in pf.markers), m
         assert anchor(m) in m
+
+
+@pytest.mark.skipif(not NATIVE, reason="crashlens._lines is not built here")
+def test_a_file_of_one_huge_line_is_read_about_once(tmp_path, monkeypatch) -> None:
+    """Each byte range looks for its first line start only inside itself: a 4 MB line without a newline,
+    cut into 64 ranges, must not be scanned to its end once per range (that was ~30,000 reads)."""
+    import os
+
+    from crashlens import locate
+
+    data = b"x" * (4 << 20) + b"\n" + b"Traceback (most recent call last):\n  File \"a.py\", line 1, in f\nValueError: v\n"
+    path = tmp_path / "one-line.log"
+    path.write_bytes(data)
+    reads = [0]
+    real_pread, real_preadv = os.pread, getattr(os, "preadv", None)
+
+    def pread(fd, n, at):
+        reads[0] += 1
+        return real_pread(fd, n, at)
+
+    monkeypatch.setattr(locate.os, "pread", pread)
+    if real_preadv is not None:
+        def preadv(fd, bufs, at):
+            reads[0] += 1
+            return real_preadv(fd, bufs, at)
+
+        monkeypatch.setattr(locate.os, "preadv", preadv)
+    cat = get_catalog([])
+    locator = Locator.create(Prefilter(cat).markers)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        n, diags = scan_located("log", locator.read_file(fd, len(data), 64 << 10), cat)
+    finally:
+        os.close(fd)
+    monkeypatch.undo()
+    assert reads[0] < 2_000, reads[0]
+    _, want = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
+    assert n == data.count(b"\n") and render(combine([("log", n, diags)])) == render(combine([("log", n, want)]))

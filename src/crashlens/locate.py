@@ -80,9 +80,12 @@ class Locator:
 
     def _range(self, fd: int, size: int, lo: int, hi: int, pool: _Pool | None) -> list[tuple[bytes, Located]]:
         """The lines that start in file bytes [lo, hi), located."""
-        start, end = _boundary(fd, size, lo), _boundary(fd, size, hi)
-        if start >= end:
+        # A range where no line starts is empty: looking no further than its end keeps a file of one
+        # huge line from being scanned to its end once per range.
+        start = _boundary(fd, size, lo, hi)
+        if start >= hi or start >= size:
             return []
+        end = _boundary(fd, size, hi)
         if end - start > 8 * (hi - lo):
             # A line far longer than a chunk: read.iter_line_chunks keeps memory bounded (it keeps
             # the head of such a line, as the per-line path does).
@@ -210,20 +213,23 @@ def _pread(fd: int, n: int, at: int) -> bytes:
     return data
 
 
-def _boundary(fd: int, size: int, at: int) -> int:
-    """Where the first line starting at or after byte `at` starts (size if none does)."""
+def _boundary(fd: int, size: int, at: int, limit: int | None = None) -> int:
+    """Where the first line starting at or after byte `at` starts: `size` if none does, or `limit`
+    if none does before it. Probes grow (4 KB, 8 KB, ... 1 MB): a line may be very long."""
     if at <= 0:
         return 0
-    pos = at - 1
-    while pos < size:
-        probe = os.pread(fd, min(PROBE, size - pos), pos)
+    end = size if limit is None else min(size, limit)
+    pos, step = at - 1, PROBE
+    while pos < end:
+        probe = os.pread(fd, min(step, end - pos), pos)
         if not probe:
             break
         nl = probe.find(b"\n")
         if nl >= 0:
             return min(pos + nl + 1, size)
         pos += len(probe)
-    return size
+        step = min(step * 2, 1 << 20)
+    return end
 
 
 class _Range:
