@@ -1,6 +1,6 @@
 /* crashlens._lines: one pass over a chunk of log lines, at memory speed.
 
-   lines_of_interest(chunk, offsets) -> (newlines, indices, starts)
+   lines_of_interest(chunk, offsets, portable=False) -> (newlines, indices, starts)
 
    `chunk` is a run of whole lines (every line ends in '\n'); `offsets` are byte offsets, in
    ascending order, where a marker literal was found (by ahocorasick_rs). The result is the number
@@ -173,7 +173,8 @@ static PyObject *lines_of_interest(PyObject *self, PyObject *args)
 {
     Py_buffer view;
     PyObject *offsets;
-    if (!PyArg_ParseTuple(args, "y*O", &view, &offsets))
+    int portable = 0; /* the loop used where AVX2 is missing: the tests run it here too */
+    if (!PyArg_ParseTuple(args, "y*O|p", &view, &offsets, &portable))
         return NULL;
     PyObject *seq = PySequence_Fast(offsets, "offsets must be a sequence of int");
     if (!seq) {
@@ -214,7 +215,7 @@ static PyObject *lines_of_interest(PyObject *self, PyObject *args)
         /* Clean blocks are skipped at memory speed; a block with anything of interest (or a marker
            offset) is gone over again byte by byte. */
         Py_ssize_t limit = k < noffs ? offs[k] : n;
-        i = clean_blocks(s, n, i, limit, &nl);
+        i = (portable ? clean_blocks_portable : clean_blocks)(s, n, i, limit, &nl);
         if (i + BLOCK + 2 > n)
             break;
         ok = scan_slow(s, n, i, i + BLOCK, offs, noffs, &k, &nl, &h);
@@ -243,7 +244,7 @@ static PyObject *lines_of_interest(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"lines_of_interest", lines_of_interest, METH_VARARGS,
-     "lines_of_interest(chunk, offsets) -> (newlines, line indices, line starts)"},
+     "lines_of_interest(chunk, offsets, portable=False) -> (newlines, line indices, line starts)"},
     {NULL, NULL, 0, NULL},
 };
 
