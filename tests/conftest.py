@@ -46,6 +46,17 @@ def run_cli(*args: str, stdin: bytes | None = None, env: dict[str, str] | None =
     return subprocess.run([*crashlens_exe(), *args], input=stdin, capture_output=True, timeout=timeout, env=e)
 
 
+def assert_one_line_error(p: subprocess.CompletedProcess[bytes], code: int, *needles: str) -> str:
+    """The run failed with `code` and said why in one `crashlens: ...` line, with no traceback."""
+    err = p.stderr.decode()
+    assert p.returncode == code, (p.returncode, err)
+    assert "Traceback" not in err
+    assert err.startswith("crashlens: ") and err.count("\n") == 1, err
+    for n in needles:
+        assert n in err, (n, err)
+    return err
+
+
 @pytest.fixture
 def cli():
     return run_cli

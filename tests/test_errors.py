@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, SAMPLES, crashlens_exe, run_cli
+from conftest import CORPUS, SAMPLES, assert_one_line_error, crashlens_exe, run_cli
 
 from crashlens.catalog import load_catalog
 
@@ -45,16 +45,6 @@ def big_log(tmp_path: Path) -> Path:
     return p
 
 
-def _one_line(p: subprocess.CompletedProcess[bytes], code: int, *needles: str) -> str:
-    err = p.stderr.decode()
-    assert p.returncode == code, (p.returncode, err)
-    assert "Traceback" not in err
-    assert err.startswith("crashlens: ") and err.count("\n") == 1, err
-    for n in needles:
-        assert n in err, (n, err)
-    return err
-
-
 # -- 0, 1 ----------------------------------------------------------------------------------------------------
 
 
@@ -80,11 +70,11 @@ def test_help_and_version_exit_0(args):
 
 
 def test_missing_file(tmp_path):
-    _one_line(run_cli(str(tmp_path / "nope.log")), 2, "nope.log", "no such file")
+    assert_one_line_error(run_cli(str(tmp_path / "nope.log")), 2, "nope.log", "no such file")
 
 
 def test_directory(tmp_path):
-    _one_line(run_cli(str(tmp_path)), 2, "is a directory")
+    assert_one_line_error(run_cli(str(tmp_path)), 2, "is a directory")
 
 
 def test_permission_denied_unreadable_file(tmp_path):
@@ -92,23 +82,23 @@ def test_permission_denied_unreadable_file(tmp_path):
         log = tmp_path / "secret.log"
         log.write_text("x\n")
         log.chmod(0)
-        _one_line(run_cli(str(log)), 2, "secret.log", "permission denied")
+        assert_one_line_error(run_cli(str(log)), 2, "secret.log", "permission denied")
         return
     # root reads any ordinary file; a write-only sysctl refuses even root.
     target = Path("/proc/sys/vm/compact_memory")
     if not target.exists():
         pytest.skip("no write-only /proc file to read as root")
-    _one_line(run_cli(str(target)), 2, "compact_memory", "permission denied")
+    assert_one_line_error(run_cli(str(target)), 2, "compact_memory", "permission denied")
 
 
-def test_one_bad_file_among_good_ones_is_still_one_line(tmp_path, crash_log):
+def test_one_bad_file_among_good_ones_is_stillassert_one_line_error(tmp_path, crash_log):
     p = run_cli(str(crash_log), str(tmp_path / "missing.log"))
-    _one_line(p, 2, "missing.log")
+    assert_one_line_error(p, 2, "missing.log")
 
 
-def test_file_name_with_control_characters_stays_one_line(tmp_path):
+def test_file_name_with_control_characters_staysassert_one_line_error(tmp_path):
     p = run_cli(str(tmp_path / "evil\x1b[2J\nname.log"))
-    err = _one_line(p, 2, "no such file")
+    err = assert_one_line_error(p, 2, "no such file")
     assert "\x1b" not in err
 
 
@@ -122,7 +112,7 @@ def test_file_name_with_control_characters_stays_one_line(tmp_path):
     (["watch"], "FILES"),
 ])
 def test_invalid_options_are_one_line_usage_errors(args, needle):
-    _one_line(run_cli(*args), 2, needle, "crashlens")
+    assert_one_line_error(run_cli(*args), 2, needle, "crashlens")
 
 
 def test_no_input_on_a_terminal_is_a_usage_error():
@@ -133,13 +123,13 @@ def test_no_input_on_a_terminal_is_a_usage_error():
     finally:
         os.close(main_fd)
         os.close(tty_fd)
-    _one_line(p, 2, "no log file given")
+    assert_one_line_error(p, 2, "no log file given")
 
 
 def test_malformed_signature_file(tmp_path, crash_log):
     (tmp_path / "sigs").mkdir()
     (tmp_path / "sigs" / "bad.toml").write_text("id = [\n")
-    _one_line(run_cli("--signatures", str(tmp_path / "sigs"), str(crash_log)), 2, "bad.toml", "not valid TOML")
+    assert_one_line_error(run_cli("--signatures", str(tmp_path / "sigs"), str(crash_log)), 2, "bad.toml", "not valid TOML")
 
 
 # -- 3: internal errors ---------------------------------------------------------------------------------------
@@ -160,7 +150,7 @@ def _with_a_bug(tmp_path: Path) -> dict[str, str]:
 
 def test_internal_error_is_one_line_and_exit_3(tmp_path, crash_log):
     p = run_cli("--no-audit", str(crash_log), env=_with_a_bug(tmp_path))
-    _one_line(p, 3, "internal error", "please report", "ZeroDivisionError", "CRASHLENS_DEBUG")
+    assert_one_line_error(p, 3, "internal error", "please report", "ZeroDivisionError", "CRASHLENS_DEBUG")
 
 
 def test_crashlens_debug_shows_the_traceback(tmp_path, crash_log):

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, assert_one_line_error, run_cli
 
 from crashlens import catalog
 from crashlens.catalog import CatalogError, compile_pattern, load_catalog, search
@@ -42,16 +42,6 @@ def _user_dir(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
         else:
             p.write_text(body)
     return d
-
-
-def _assert_one_line_error(p, *needles: str) -> str:
-    err = p.stderr.decode()
-    assert p.returncode == 2, (p.returncode, err)
-    assert "Traceback" not in err
-    assert err.startswith("crashlens: ") and err.count("\n") == 1, err
-    for n in needles:
-        assert n in err, (n, err)
-    return err
 
 
 # -- overriding and adding ---------------------------------------------------------------------------------
@@ -131,7 +121,7 @@ def test_bad_signature_file_is_one_line_with_file_field_reason(tmp_path, case):
     log = _crash_log(tmp_path)
     d = _user_dir(tmp_path, {"broken.toml": body})
     p = run_cli("--no-audit", "--signatures", str(d), str(log))
-    _assert_one_line_error(p, "broken.toml", reason)
+    assert_one_line_error(p, 2, "broken.toml", reason)
 
 
 def test_match_table_without_patterns_must_be_a_fallback(tmp_path):
@@ -141,26 +131,26 @@ def test_match_table_without_patterns_must_be_a_fallback(tmp_path):
     body = text[:start] + "[match]\ndynamo = true\n\n" + text[end:]
     d = _user_dir(tmp_path, {"catchall.toml": body})
     p = run_cli("--no-audit", "--signatures", str(d), str(_crash_log(tmp_path)))
-    _assert_one_line_error(p, "catchall.toml", "field 'match'", "fallback")
+    assert_one_line_error(p, 2, "catchall.toml", "field 'match'", "fallback")
 
 
 def test_duplicated_id_in_one_catalog_names_both_files(tmp_path):
     d = _user_dir(tmp_path, {"a.toml": _builtin_text(), "b.toml": _builtin_text()})
     p = run_cli("--no-audit", "--signatures", str(d), str(_crash_log(tmp_path)))
-    _assert_one_line_error(p, "b.toml", "field 'id'", "a.toml")
+    assert_one_line_error(p, 2, "b.toml", "field 'id'", "a.toml")
 
 
 def test_fifo_named_like_a_signature_does_not_hang(tmp_path):
     d = _user_dir(tmp_path, {"good.toml": _builtin_text()})
     os.mkfifo(d / "pipe.toml")
     p = run_cli("--no-audit", "--signatures", str(d), str(_crash_log(tmp_path)), timeout=30)
-    _assert_one_line_error(p, "pipe.toml", "not a regular file")
+    assert_one_line_error(p, 2, "pipe.toml", "not a regular file")
 
 
 def test_huge_signature_file_is_refused_unread(tmp_path):
     d = _user_dir(tmp_path, {"huge.toml": "# " + "x" * (catalog.MAX_FILE_BYTES + 10) + "\n"})
     p = run_cli("--no-audit", "--signatures", str(d), str(_crash_log(tmp_path)))
-    _assert_one_line_error(p, "huge.toml", "larger than")
+    assert_one_line_error(p, 2, "huge.toml", "larger than")
 
 
 @pytest.mark.parametrize("how", ["option", "env"])
@@ -169,23 +159,23 @@ def test_missing_catalog_directory_is_one_line(tmp_path, how):
     missing = str(tmp_path / "no-such-dir")
     if how == "option":
         p = run_cli("--signatures", missing, str(log))
-        _assert_one_line_error(p, "no-such-dir", "not found", "--signatures")
+        assert_one_line_error(p, 2, "no-such-dir", "not found", "--signatures")
     else:
         p = run_cli(str(log), env={"CRASHLENS_SIGNATURES": missing})
-        _assert_one_line_error(p, "no-such-dir", "not found", "CRASHLENS_SIGNATURES")
+        assert_one_line_error(p, 2, "no-such-dir", "not found", "CRASHLENS_SIGNATURES")
 
 
 def test_catalog_directory_without_signatures_is_one_line(tmp_path):
     (tmp_path / "empty").mkdir()
     p = run_cli("--signatures", str(tmp_path / "empty"), str(_crash_log(tmp_path)))
-    _assert_one_line_error(p, "empty", "no *.toml")
+    assert_one_line_error(p, 2, "empty", "no *.toml")
 
 
 def test_bad_catalog_is_reported_by_every_command(tmp_path):
     d = _user_dir(tmp_path, {"broken.toml": "this is [not toml"})
     for args in (["signatures", "list"], ["signatures", "check"], ["explain", SIG]):
         p = run_cli(*args, "--signatures", str(d))
-        _assert_one_line_error(p, "broken.toml", "not valid TOML")
+        assert_one_line_error(p, 2, "broken.toml", "not valid TOML")
 
 
 def test_bad_catalog_leaves_the_builtin_catalog_usable(tmp_path):
