@@ -139,9 +139,10 @@ def scan_chunks(
 ) -> tuple[int, list[Diagnosis]]:
     """scan_located for chunks of whole lines (read.iter_line_chunks), located natively on worker
     threads when crashlens has its native parts (locate.py) and `native` is set."""
-    locator = Locator.create(Prefilter(cat).markers) if native else None
+    pf = Prefilter(cat)
+    locator = Locator.create(pf.markers) if native else None
     pairs = locator.ahead(chunks) if locator is not None else ((c, None) for c in chunks)
-    return scan_located(name, pairs, cat, next_blockers, replay)
+    return scan_located(name, pairs, cat, next_blockers, replay, pf)
 
 
 def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
@@ -159,10 +160,13 @@ def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
     fd = fh.fileno() if hasattr(fh, "fileno") and not path.endswith(".gz") else -1
     st = os.fstat(fd) if fd >= 0 else None
     regular = st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread")
-    locator = Locator.create(Prefilter(cat).markers) if regular else None
-    if locator is None or st is None:
+    if not regular or st is None:
         return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay)
-    return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay)
+    pf = Prefilter(cat)
+    locator = Locator.create(pf.markers)
+    if locator is None:
+        return scan_located(name, ((c, None) for c in iter_line_chunks(fh)), cat, next_blockers, replay, pf)
+    return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf)
 
 
 def scan_located(
@@ -171,6 +175,7 @@ def scan_located(
     cat: Catalog,
     next_blockers: NextBlockers | None = None,
     replay: Callable[[], Iterable[bytes]] | None = None,
+    pf: Prefilter | None = None,
 ) -> tuple[int, list[Diagnosis]]:
     """scan_lines for a source read as chunks of whole lines (read.iter_line_chunks), each with its
     lines of interest where they were located natively (locate.py), with the same result, framing
@@ -182,9 +187,11 @@ def scan_located(
     carries a rank or a prefix, since RecordExtractor routes unprefixed lines by it.
     `replay` gives the chunks again from the start; with it, records still open at the end are
     finished in the order scan_lines would finish them (the order their ranks first appear).
+    `pf`: the Prefilter whose markers located the chunks (one is made if none is given).
     """
     s = SourceSession(name, cat, next_blockers)
-    pf = Prefilter(cat)
+    if pf is None:
+        pf = Prefilter(cat)
     extractor = s.extractor
     early: list[Diagnosis] = []
     base = 0  # lines before the current chunk
