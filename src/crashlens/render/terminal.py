@@ -93,6 +93,13 @@ _SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "ma
 _LABEL_WIDTH = 8
 
 
+def _paint(text: str, style: str, color: bool) -> str:
+    """The text in the style's ANSI colours, or as it is without colour (or style)."""
+    if not color or not style or not text:
+        return text
+    return "\x1b[" + ";".join(_SGR[s] for s in style.split()) + "m" + text + "\x1b[0m"
+
+
 def _cells(text: str) -> int:
     """Terminal columns the text takes (East Asian wide characters take two, combining marks none)."""
     if text.isascii():
@@ -242,9 +249,7 @@ def panel(d: Diagnosis, n: int, width: int, color: bool, box: str = BOX) -> str:
         sub = _fit(sub, inner - 4)[0] + "… "
 
     def paint(t: str, style: str) -> str:
-        if not color or not style or not t:
-            return t
-        return "\x1b[" + ";".join(_SGR[s] for s in style.split()) + "m" + t + "\x1b[0m"
+        return _paint(t, style, color)
 
     tl, h, tr, v, bl, br = tuple(box)
     top = paint(f"{tl}{h} ", edge) + paint(title, f"bold {edge}") + paint(" " + h * (inner - 1 - _cells(title)) + tr, edge)
@@ -325,7 +330,7 @@ def render(result: ScanResult, file: IO[str], color: bool | None = None, width: 
         box, lossy = ASCII_BOX, True
     fatal = sum(1 for d in result.diagnoses if d.fatal)
     head = f"crashlens: {len(result.diagnoses)} distinct crash(es) ({fatal} fatal) in {result.total_lines} lines"
-    file.write(("\x1b[1m" + head + "\x1b[0m" if color else head) + "\n")
+    file.write(_paint(head, "bold", color) + "\n")
     for n, d in enumerate(result.diagnoses, 1):
         text = panel(d, n, width, color, box)
         if lossy:  # what the encoding cannot show becomes "?" rather than an exception
