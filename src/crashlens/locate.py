@@ -11,7 +11,7 @@ release the GIL:
 Both are optional: without either, `Locator.create` gives None and the caller keeps the Python path.
 CRASHLENS_PURE_PYTHON=1 turns this off (tests compare the two).
 
-Chunks are located ahead of use on a small thread pool, so on two cores reading, searching and the
+Chunks are located ahead of use on two worker threads, so on two cores reading, searching and the
 per-line pipeline overlap.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 # (newlines in the chunk, indices of the lines that may matter, the byte offset each starts at)
 Located = tuple[int, list[int], list[int]]
 
-AHEAD = 4  # chunks located ahead of the one in use (bounded memory: AHEAD + 1 chunks held)
+AHEAD = 4  # jobs located ahead of the chunk in use (bounded memory: at most AHEAD + 2 chunks held)
 CHUNK = 2 << 20  # bytes of a file given to one worker
 PROBE = 1 << 12  # bytes read at a time when looking for the line boundary after an offset
 SLACK = 1 << 17  # room in a pooled buffer for the lines that straddle its range's ends

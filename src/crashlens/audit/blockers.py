@@ -52,8 +52,8 @@ def next_blockers(
     return list(found)
 
 
-# A scan diagnoses a record twice (as it completes, and again once every start-up fact is known) and
-# the same crash on every rank: the walk is done once per culprit.
+# A scan diagnoses the same crash on every rank (and again at the end when a start-up fact arrived
+# after it): the walk is done once per culprit.
 _MEMO: dict[tuple[object, ...], list[Finding]] = {}
 _MEMO_SIZE = 256
 _DEFS: dict[int, tuple[ast.Module, dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]]] = {}
