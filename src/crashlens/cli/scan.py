@@ -1,4 +1,5 @@
-"""`crashlens scan FILE...`: read logs (or stdin), find crashes, diagnose them."""
+"""`crashlens scan FILE...`: read logs (or stdin), find crashes, diagnose them, report. (Its click
+command is in app.py; nothing here imports click, so a plain scan need not load it.)"""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ import functools
 import os
 import sys
 from typing import Any
-
-import click
 
 from ..catalog import get_catalog
 from ..pipeline import ScanResult, combine, scan_file, scan_lines
@@ -97,29 +96,10 @@ def _on_first_use(make: Any, *args: Any) -> Any:
     return hook
 
 
-@click.command("scan")
-@click.argument("files", nargs=-1, type=str)
-@click.option("--format", "fmt", type=click.Choice(["terminal", "json", "jsonl"]), default="terminal",
-              show_default=True, help="Output format; json is the crashlens/v1 document.")
-@click.option("--signatures", "signatures", multiple=True, metavar="DIR",
-              help="Extra signature directory (overrides built-ins by id). Also $CRASHLENS_SIGNATURES.")
-@click.option("--audit/--no-audit", default=True, show_default=True,
-              help="Add the next blockers found statically in the installed culprit library.")
-@click.option("--color/--no-color", default=None, help="Force colour on or off (default: auto, NO_COLOR respected).")
-@click.option("--follow", is_flag=True, help="Stream: pass input through and print diagnoses as crashes complete.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Scan up to N files at once (default: one per core); the output is the same.")
-def scan(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None,
-         follow: bool, jobs: int | None) -> int:
-    """Scan log FILES (or stdin, or -) for torch.compile crashes. Exit 1 if a fatal crash was found."""
-    if follow:
-        try:
-            from .watch import follow_stdin
-        except ImportError:
-            raise click.UsageError("--follow is not available in this build") from None
-        return int(follow_stdin(fmt=fmt, signatures=signatures, audit=audit, color=color))
-    if not files and sys.stdin.isatty():
-        raise click.UsageError("no log file given (pass FILE..., or pipe a log: cmd 2>&1 | crashlens)")
+def scan_and_report(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...], audit: bool,
+                    color: bool | None, jobs: int | None) -> int:
+    """The scan command's work once its arguments are parsed (by click in app.py, or by fastpath.py):
+    scan, write the report in `fmt`, and give the exit status (1 if a fatal crash was found)."""
     result = run_scan(files, signatures, audit, jobs)
     out = sys.stdout
     if fmt == "json":
