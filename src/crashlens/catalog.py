@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import recache
 from ._struct import dataclass, field
 from .errors import UserError
 
@@ -43,7 +44,7 @@ FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "
 EXAMPLE_KEYS = {"expect", "era", "origin", "fields", "text"}
 # Control characters (tab and newline aside), C1 controls and bidi overrides: a catalog is shown on a
 # terminal, so none of these may hide in it.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = recache.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _regex() -> Any:
@@ -246,7 +247,7 @@ def builtin_dir() -> Path:
 # pattern), so at run time its patterns are only compiled when first used; user catalogs are checked
 # in full when they load.
 _TRUSTED = False
-_NAMED_GROUP = re.compile(r"\(\?P<(\w+)>")
+_NAMED_GROUP = recache.compile(r"\(\?P<(\w+)>")
 
 
 def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPattern:
@@ -260,7 +261,7 @@ def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPatt
     if _nested_unbounded(pat):
         raise CatalogError(f"{where}: pattern {pat!r} nests unbounded repetition (catastrophic backtracking risk)")
     try:
-        checked = re.compile(pat, re.MULTILINE)  # fast syntax check; `regex` accepts all of this too
+        checked = recache.compile(pat, re.MULTILINE)  # fast syntax check; `regex` accepts all of this too
         return CatalogPattern(pat, where, negative, dict(checked.groupindex))
     except (re.error, ValueError, OverflowError, RecursionError):
         pass  # `regex`-only syntax (\p{..}, possessive quantifiers, ...): let `regex` judge it now

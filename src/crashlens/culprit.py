@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import re
 
+from . import recache
 from .records import CrashRecord, Frame
 
-_STDLIB = re.compile(
+_STDLIB = recache.compile(
     r"(?:^<frozen [\w.]+>$|^<string>$|^<[\w-]+>$"
     r"|/lib/python3(?:\.\d+)?/(?!(?:site|dist)-packages/)[^/]+(?:/[^/]+)*$"
     r"|/lib64/python3(?:\.\d+)?/(?!(?:site|dist)-packages/)"
     r"|^(?:\.\.\./)?python3\.\d+/(?!(?:site|dist)-packages/))"
 )
 # torch's own machinery: a person fixing a crash does not edit these.
-_TORCH = re.compile(r"(?:^|/)(?:(?:site|dist)-packages/torch/|pytorch/torch/|torch/_(?:dynamo|inductor|subclasses|library|ops|functorch|higher_order_ops)/)")
-_PACKAGE = re.compile(r"(?:site|dist)-packages/(?P<pkg>[A-Za-z_][\w]*)")
+_TORCH = recache.compile(r"(?:^|/)(?:(?:site|dist)-packages/torch/|pytorch/torch/|torch/_(?:dynamo|inductor|subclasses|library|ops|functorch|higher_order_ops)/)")
+_PACKAGE = recache.compile(r"(?:site|dist)-packages/(?P<pkg>[A-Za-z_][\w]*)")
 
 
 def is_stdlib(path: str) -> bool:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from . import recache
 from ._struct import replace
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context
@@ -13,8 +14,8 @@ from .culprit import entry_of, module_of, package_of, source_root
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
 
-_VAR = re.compile(r"\{([a-z_][a-z0-9_.]*)\}")
-_VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\b\d+\b|'[^']*'|\"[^\"]*\"|/[^\s:,'\"]+")
+_VAR = recache.compile(r"\{([a-z_][a-z0-9_.]*)\}")
+_VOLATILE = recache.compile(r"0x[0-9a-fA-F]+|\b\d+\b|'[^']*'|\"[^\"]*\"|/[^\s:,'\"]+")
 
 # Where a template needs a value the log does not have, it reads as prose instead.
 _FALLBACK = {

@@ -5,44 +5,45 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from . import recache
 from .records import LogLine
 
 # Log text is untrusted and ends up on a terminal: every escape sequence (colours, cursor moves, screen
 # clears, OSC 8 hyperlinks, window titles), every other C0/C1 control, line/paragraph separators and bidi
 # overrides are removed here, once, so no later stage or renderer ever sees one. Tab and newline are kept
 # (lines arrive already split, so a newline never reaches a LogLine from a log).
-_ANSI = re.compile(
+_ANSI = recache.compile(
     r"(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC ... BEL/ST (7- and 8-bit)
     r"|(?:\x1b\[|\x9b)[0-9;:?<=>]*[ -/]*[@-~]"  # CSI (7- and 8-bit)
     r"|\x1b[@-Z\\-_]"  # two-byte escapes
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"  # other controls
 )
-_NEEDS_STRIP = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NEEDS_STRIP = recache.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 # Each prefix is tried in turn, repeatedly, so stacked prefixes (docker timestamp, Ray tag, vLLM tag,
 # vLLM level, torch.distributed rank, glog) all come off.
-_DOCKER_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
-_VIEWER_PIPE = re.compile(r" {0,4}\| ")
+_DOCKER_TS = recache.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
+_VIEWER_PIPE = recache.compile(r" {0,4}\| ")
 # docker compose (`sglang-1  | `, v1 `sglang_1  | `) and `kubectl logs --prefix` (`[pod/name/container] `)
-_COMPOSE = re.compile(r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ")
-_KUBECTL = re.compile(r"\[pod/[^\]\s]+\] ")
+_COMPOSE = recache.compile(r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ")
+_KUBECTL = recache.compile(r"\[pod/[^\]\s]+\] ")
 # pytest shows an exception's lines as `E       <line>` (E, then indentation to column 8)
-_PYTEST_E = re.compile(r"E(?: {7}|$)")
-_RAY = re.compile(r"\((?P<proc>[^()]*?), rank=(?P<rank>\d+), pid=\d+(?:, ip=[\w.:]+)?\) ")
-_VLLM_TAG = re.compile(r" ?\((?P<proc>[A-Za-z][\w ]*?(?: rank=\d+)?|[A-Za-z][\w]*) pid=\d+\) ?")
-_VLLM_LEVEL = re.compile(
+_PYTEST_E = recache.compile(r"E(?: {7}|$)")
+_RAY = recache.compile(r"\((?P<proc>[^()]*?), rank=(?P<rank>\d+), pid=\d+(?:, ip=[\w.:]+)?\) ")
+_VLLM_TAG = recache.compile(r" ?\((?P<proc>[A-Za-z][\w ]*?(?: rank=\d+)?|[A-Za-z][\w]*) pid=\d+\) ?")
+_VLLM_LEVEL = recache.compile(
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
     r"(?:\[[^\]]+?:\d+\] ?|[\w.]+:\d+\] ?)"
 )
-_SGLANG = re.compile(
+_SGLANG = recache.compile(
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?P<ranks>(?: (?:DP|PP|ATTN_CP|ATTN_DP|MOE_DP|CP|TP|EP)\d+)*)\] ?"
 )
-_TORCH_RANK = re.compile(r"\[rank(?P<rank>\d+)\]: ?")  # torchrun: `[rank0]: Traceback ...`, glog: `[rank4]:E0317 ...`
-_GLOG = re.compile(
+_TORCH_RANK = recache.compile(r"\[rank(?P<rank>\d+)\]: ?")  # torchrun: `[rank0]: Traceback ...`, glog: `[rank4]:E0317 ...`
+_GLOG = recache.compile(
     r"(?P<level>[VIWEC])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\s\]]+:\d+\](?: |$)"
     r"(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
 )
-_PYLOG_OLD = re.compile(  # torch 2.1-2.2 graph-break logger
+_PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
     r"\[(?P<level>[A-Z]+)\] ?"
 )
@@ -57,7 +58,7 @@ def strip_controls(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-_BAR = re.compile(r"\| ")
+_BAR = recache.compile(r"\| ")
 _ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 # Every prefix a log line can carry, in the order they are tried: (characters a line must start with

@@ -9,11 +9,12 @@ tests/test_signatures.py checks it against every match of every shipped pattern 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from . import recache
+
 MIN_LENGTH = 3  # shorter strings rule out too little to be worth the check
-_BRACES = re.compile(r"\{(\d*)(?:,\d*)?\}")  # a counted repetition
+_BRACES = recache.compile(r"\{(\d*)(?:,\d*)?\}")  # a counted repetition
 _SINGLE_ESCAPES = frozenset("bBdDsSwWAZntrfva")  # one-character tokens that are not literal text
 _LITERAL_ESCAPES = frozenset("\\.()[]{}|^$*+?/-\"' :,=<>#&%@!~`;_")
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from . import recache
 from ._struct import dataclass
 from .catalog import Catalog, LibraryRule, Matcher, Signature, search
 from .culprit import pick_culprit, traced_chain
@@ -105,7 +104,7 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
     )
 
 
-_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\s*\(")
+_CALL = recache.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\s*\(")
 
 
 def call_in(source: str) -> str:

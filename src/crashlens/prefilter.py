@@ -19,9 +19,9 @@ what the pipeline uses where the native parts are missing and while a record is 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from . import recache
 from .catalog import Catalog
 from .frame import frame_line
 from .read import decode_physical
@@ -29,7 +29,7 @@ from .records import LogLine
 from .traceback import RECORD_START_MARKERS
 
 # _EXC_FREE's dotted alternative `(?:[a-z_]\w*\.)+_?[A-Z]\w*` needs a dot then `_?[A-Z]`.
-DOTTED_NAME = re.compile(rb"\._?[A-Z]")
+DOTTED_NAME = recache.compile(rb"\._?[A-Z]")
 # Characters strip_controls removes from inside a line (tab, newline and carriage return aside).
 _CONTROLS = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 _DIGITS = b"0123456789"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from . import recache
 from ._struct import dataclass, field
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
@@ -32,77 +33,77 @@ MAX_FRAMES = 400
 MAX_CHAIN = 32
 MAX_TRACKED_LINES = 5000
 
-_TB_START = re.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
-_FRAME_NOFUNC = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)\s*$')
-_CARET = re.compile(r"^\s*[\^~]+\s*$")
+_TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
+_FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
+_FRAME_NOFUNC = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)\s*$')
+_CARET = recache.compile(r"^\s*[\^~]+\s*$")
 _CAUSE = "The above exception was the direct cause of the following exception:"
 _CONTEXT = "During handling of the above exception, another exception occurred:"
 # An exception line inside a traceback: `pkg.mod.Type: message` or a bare `Type`.
-_EXC_IN_TB = re.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (?P<msg>.*))?)?\s*$")
+_EXC_IN_TB = recache.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (?P<msg>.*))?)?\s*$")
 # Outside a traceback only clear exception names start a record (so `INFO: ...` never does).
-_EXC_FREE = re.compile(
+_EXC_FREE = recache.compile(
     r"^(?P<lead>[^\n]{0,120}?: )?"
     r"(?P<type>(?:[a-z_][\w]*\.)+_?[A-Z]\w*|(?:[A-Z]\w*)?(?:Error|Exception|Unsupported|BackendCompilerFailed))"
     r"(?::(?: (?P<msg>.*))?)?\s*$"
 )
 # `torch._dynamo.exc.InternalTorchDynamoError: RuntimeError: ...`: the leading dotted type is the exception.
-_EXC_LEADING = re.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
+_EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
 # Fatal errors printed by C++ (no Python traceback): std::terminate and the NCCL watchdog.
-_CXX_FATAL = re.compile(
+_CXX_FATAL = recache.compile(
     r"^(?:terminate called after throwing an instance of '(?P<type>[^']+)'"
     r"|(?:\[[^\]]*\] )?(?P<msg>\[(?:PG \d+ )?Rank \d+\] Watchdog caught collective operation timeout: .*))$"
 )
-_DYNAMO_TYPE = re.compile(
+_DYNAMO_TYPE = recache.compile(
     r"(?:^|\.)(?:Unsupported|UserError|TorchRuntimeError|InternalTorchDynamoError|BackendCompilerFailed|"
     r"InductorError|UncapturedHigherOrderOpError|Observed\w*|RestartAnalysis|SkipFrame|"
     r"GuardOnDataDependentSymNode|DataDependentOutputException|UnsupportedOperatorException)$"
 )
-_EXPLANATION = re.compile(r"^\s+Explanation: ?(?P<t>.*)$")
-_HINT = re.compile(r"^\s+Hint: ?(?P<t>.*)$")
-_DEBUG_CTX = re.compile(r"^\s+Developer debug context: ?(?P<t>.*)$")
-_GB_LINK = re.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
-_GB_ID = re.compile(r"[Gg][Bb](\d{4})")
-_USER_CODE = re.compile(r"^\s*from user code:\s*$")
-_ELISION = re.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
-_USER_STACK = re.compile(r"^User Stack \(most recent call last\):\s*$")
+_EXPLANATION = recache.compile(r"^\s+Explanation: ?(?P<t>.*)$")
+_HINT = recache.compile(r"^\s+Hint: ?(?P<t>.*)$")
+_DEBUG_CTX = recache.compile(r"^\s+Developer debug context: ?(?P<t>.*)$")
+_GB_LINK = recache.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
+_GB_ID = recache.compile(r"[Gg][Bb](\d{4})")
+_USER_CODE = recache.compile(r"^\s*from user code:\s*$")
+_ELISION = recache.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
+_USER_STACK = recache.compile(r"^User Stack \(most recent call last\):\s*$")
 # Lines that look like a new log record rather than more of an exception message.
-_LOGLIKE = re.compile(
+_LOGLIKE = recache.compile(
     r"^(?:\[?\d{4}[-/]\d\d[-/]\d\d[ T]|[IWEVD]\d{4} \d\d:|\d\d:\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
     r"|\S+\.py:\d+: \w*Warning:)"
 )
 MAX_MESSAGE_PARAGRAPH_LINES = 60
-_TRAILER = re.compile(
+_TRAILER = recache.compile(
     r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information"
     r"|Set TORCHDYNAMO_VERBOSE=1 for the (?:internal|full Dynamo) stack trace"
     r"|You can suppress this exception and fall back to eager by setting:)"
 )
-_TRAILER_TAIL = re.compile(r"^\s+(?:import torch\._dynamo|torch\._dynamo\.config\.suppress_errors = True)\s*$")
-_BODY_MARKERS = re.compile(
+_TRAILER_TAIL = recache.compile(r"^\s+(?:import torch\._dynamo|torch\._dynamo\.config\.suppress_errors = True)\s*$")
+_BODY_MARKERS = recache.compile(
     r"^(?:\s*what\(\):|Exception raised from |\s*Higher Order Operator:|\*\*\* While handling this graph break|Minifier script written to"
     r"|Last frame execution written to|To execute this test, run the following command|- Root cause:)"
 )
 # SGLang's piecewise CUDA graph handler prints str(e) after this, then a fixed hint.
-_PCG_FAILED = re.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
-_PCG_HINT = re.compile(
+_PCG_FAILED = recache.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
+_PCG_HINT = recache.compile(
     r"^(?:Piecewise CUDA Graph is enabled by default|To work around this error, add|"
     r"Please report this issue at https://github\.com/sgl-project)"
 )
 # Non-fatal dynamo logs.
-_GB_HEADER = re.compile(
+_GB_HEADER = recache.compile(
     r"^(?:Graph break(?: \((?:user stack suppressed due to duplicate graph break|details suppressed)\))?"
     r" in user code at (?P<file>.+):(?P<line>\d+)\s*$"
     r"|Graph break: (?P<msg>.*?) ?from user code at:\s*$"
     r"|Unsupported break in user code at (?P<file2>.+):(?P<line2>\d+) \(details suppressed\)"
     r"|Graph break: torch\.compile cannot properly resume from this graph break.*$)"
 )
-_GB_REASON = re.compile(r"^(?:Graph Break Reason|Reason): (?P<msg>.*)$")
-_GB_ENCOUNTERED = re.compile(r"^Encountered graph break when attempting to trace \w+: .*:\s*$")
-_GB_USER_TB = re.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
-_WONT_CONVERT = re.compile(r"^WON'T CONVERT (?P<name>\S+) (?P<file>\S+) line (?P<line>\d+)")
-_RECOMPILE = re.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
-_RECOMPILE_FN = re.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
-_GUARD_ERROR = re.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
+_GB_REASON = recache.compile(r"^(?:Graph Break Reason|Reason): (?P<msg>.*)$")
+_GB_ENCOUNTERED = recache.compile(r"^Encountered graph break when attempting to trace \w+: .*:\s*$")
+_GB_USER_TB = recache.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
+_WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<name>\S+) (?P<file>\S+) line (?P<line>\d+)")
+_RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
+_RECOMPILE_FN = recache.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
+_GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
 
 
 @dataclass(slots=True)
