@@ -23,10 +23,10 @@ from typing import Any, AnyStr
 try:  # the parser and compiler re.compile uses: re._parser/_compiler from 3.11, sre_* before
     from re import _compiler, _parser  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_compile as _compiler  # type: ignore[no-redef]
-    import sre_parse as _parser  # type: ignore[no-redef]
+    import sre_compile as _compiler
+    import sre_parse as _parser
 
-import _sre
+import _sre  # type: ignore[import-not-found]
 
 MAX_ENTRIES = 2000  # a bound on the file: crashlens's own patterns are ~150
 
