@@ -338,3 +338,39 @@ def test_a_damaged_catalog_cache_is_ignored_and_rewritten(tmp_path):
         assert again.returncode == first.returncode == 1
         assert again.stdout == first.stdout and again.stderr == b""
         assert caches[0].stat().st_size > 1000  # rewritten whole
+
+
+def test_the_parsed_cache_drops_what_changed_and_keeps_what_did_not(tmp_path, monkeypatch):
+    """An entry is dropped when its file changes (or goes), not because a run did not read it: a scan
+    without a crash must not throw away the audit rules' parse that the last crash's scan kept."""
+    from crashlens import catalog
+
+    kept, edited, gone = (tmp_path / n for n in ("kept.toml", "edited.toml", "gone.toml"))
+    for p in (kept, edited, gone):
+        p.write_text('x = "1"\n')
+    cache = tmp_path / "cache.marshal"
+    monkeypatch.setattr(catalog, "_cache_file", lambda: cache)
+    monkeypatch.setattr(catalog, "_PARSED", {})
+    monkeypatch.setattr(catalog, "_PARSED_DIRTY", True)  # and no save at exit from this test
+    for p in (kept, edited, gone):
+        assert catalog.read_shipped_toml(p) == {"x": "1"}
+    edited.write_text('x = "22"\n')
+    gone.unlink()
+    catalog._PARSED_DIRTY = True
+    catalog._save_parsed_cache()
+    import marshal
+
+    saved = marshal.loads(cache.read_bytes())
+    assert [k.rsplit("|", 2)[0] for k in saved] == [str(kept)]
+    assert catalog.read_shipped_toml(edited) == {"x": "22"}
+
+
+def test_the_audit_rules_are_parsed_once_across_runs(tmp_path):
+    code = ("import sys\nfrom crashlens.audit.rules import load_rules\nr = load_rules()\n"
+            "print(len(r.exact), 'tomllib' in sys.modules or 'tomli' in sys.modules)\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("CRASHLENS_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, timeout=60) for _ in range(2)]
+    (n1, parsed1), (n2, parsed2) = (p.stdout.decode().split() for p in runs)
+    assert int(n1) == int(n2) > 10
+    assert (parsed1, parsed2) == ("True", "False")

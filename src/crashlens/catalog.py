@@ -564,10 +564,10 @@ def _examples(items: Any, where: str) -> tuple[Example, ...]:
     return tuple(out)
 
 
-# Parsed built-in catalog files, keyed by path, size and mtime, kept in the user's cache directory:
-# parsing ~60 TOML files with their example logs is most of a small scan's start-up time.
+# Parsed files shipped with crashlens (the catalog, the audit's rules), keyed by path, size and mtime,
+# kept in the user's cache directory: parsing ~60 TOML files with their example logs is most of a
+# small scan's start-up time.
 _PARSED: dict[str, Any] = {}
-_PARSED_USED: set[str] = set()
 _PARSED_DIRTY = False
 
 
@@ -601,27 +601,41 @@ def _load_parsed_cache() -> None:
             _PARSED.update(data)
     except (OSError, ValueError, EOFError, TypeError):
         pass  # missing or damaged: parsed again, and rewritten
-    _PARSED_USED.add(_literals_key())  # a scan without a crash reads none, and must not drop them
+
+
+def _changed() -> None:
+    """Something was parsed afresh: write the cache back when the process exits."""
+    global _PARSED_DIRTY
+    if not _PARSED_DIRTY:
+        import atexit
+
+        _PARSED_DIRTY = True
+        atexit.register(_save_parsed_cache)
+
+
+def read_shipped_toml(path: Path) -> dict[str, Any]:
+    """A TOML file shipped with crashlens (such as the audit's rules), parsed once and then cached."""
+    _load_parsed_cache()
+    return _cached_toml(path)
 
 
 # Patterns' required literals (literals.py), kept in the same cache: working them out for the ~250
 # patterns a crash's diagnosis tries costs more than loading the whole parsed catalog.
 _MAX_LITERALS = 5000
-_save_at_exit = False
+_LITERALS = "\x00required-literals"
 
 
 @functools.lru_cache(maxsize=1)
 def _literals_key() -> str:
     """The cache entry's key: it names literals.py as it is, so a changed analysis starts afresh."""
     try:
-        return "\x00required-literals|" + _file_key(Path(__file__).with_name("literals.py"))
+        return f"{_LITERALS}|" + _file_key(Path(__file__).with_name("literals.py"))
     except OSError:
-        return "\x00required-literals"
+        return _LITERALS
 
 
 def required_literals_of(source: str) -> tuple[str, ...]:
     """literals.required_literals(source), or () for none, cached across runs."""
-    global _PARSED_DIRTY, _save_at_exit
     table = _PARSED.get(_literals_key())
     if not isinstance(table, dict):
         table = _PARSED[_literals_key()] = {}
@@ -633,23 +647,29 @@ def required_literals_of(source: str) -> tuple[str, ...]:
     found = required_literals(source) or ()
     if len(table) < _MAX_LITERALS:
         table[source] = list(found)
-        _PARSED_DIRTY = True
-        if not _save_at_exit:
-            import atexit
-
-            _save_at_exit = True
-            atexit.register(_save_parsed_cache)
+        _changed()
     return found
 
 
+def _stale(key: str) -> bool:
+    """An entry of a file edited, moved or removed since it was parsed (or of an older literals.py)."""
+    if key.startswith(_LITERALS):
+        return key != _literals_key()
+    try:
+        return _file_key(Path(key.rsplit("|", 2)[0])) != key
+    except (OSError, ValueError):
+        return True
+
+
 def _save_parsed_cache() -> None:
+    """Write the cache (at exit, when something was parsed afresh), without the entries of files that
+    have changed since: a stat per entry, paid only then."""
     global _PARSED_DIRTY
     cf = _cache_file()
-    stale = set(_PARSED) - _PARSED_USED  # entries of edited or moved files: drop them, keep the file small
-    if cf is None or not (_PARSED_DIRTY or stale):
+    if cf is None or not _PARSED_DIRTY:
         return
     _PARSED_DIRTY = False
-    for key in stale:
+    for key in [k for k in _PARSED if _stale(k)]:
         del _PARSED[key]
     try:
         import marshal
@@ -667,23 +687,20 @@ def _save_parsed_cache() -> None:
 
 def _load_toml(path: Path) -> dict[str, Any]:
     """One catalog file, read with bounds: a regular file, at most MAX_FILE_BYTES, UTF-8, valid TOML."""
-    if _TRUSTED:
-        global _PARSED_DIRTY
-        try:
-            key = _file_key(path)
-        except OSError:
-            key = ""
-        if key:
-            _PARSED_USED.add(key)
-        hit = _PARSED.get(key) if key else None
-        if isinstance(hit, dict):
-            return hit
-        d = _read_toml(path)
-        if key:
-            _PARSED[key] = d
-            _PARSED_DIRTY = True
-        return d
-    return _read_toml(path)
+    return _cached_toml(path) if _TRUSTED else _read_toml(path)
+
+
+def _cached_toml(path: Path) -> dict[str, Any]:
+    try:
+        key = _file_key(path)
+    except OSError:
+        return _read_toml(path)  # which says what is wrong with the file
+    hit = _PARSED.get(key)
+    if isinstance(hit, dict):
+        return hit
+    d = _PARSED[key] = _read_toml(path)
+    _changed()
+    return d
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -911,8 +928,6 @@ def load_catalog(extra_dirs: list[str] | None = None, builtin: bool = True) -> C
         try:
             _load_dir(base, n, builtin, cat, sigs, fixsets)
         finally:
-            if _TRUSTED:
-                _save_parsed_cache()
             _TRUSTED = False
     cat.signatures = sorted(sigs.values(), key=lambda s: (-s.priority, s.id))
     cat.by_id = sigs

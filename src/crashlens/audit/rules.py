@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from .._struct import dataclass
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 RULES_RELPATH = ("signatures", "audit", "rejected_calls.toml")
 
@@ -201,6 +195,11 @@ def parse_rules(data: dict[str, Any]) -> Rules:
 
 @lru_cache(maxsize=4)
 def load_rules(path: str | None = None) -> Rules:
-    """Parse the catalog once per process."""
-    with open(path or rules_path(), "rb") as fh:
-        return parse_rules(tomllib.load(fh))
+    """Parse the rules once per process; the shipped file's parse is cached across runs with the
+    catalog's (a crash whose library is installed is audited at once, and tomllib takes ~8 ms)."""
+    from ..catalog import _tomllib, read_shipped_toml
+
+    if path is None:
+        return parse_rules(read_shipped_toml(rules_path()))
+    with open(path, "rb") as fh:
+        return parse_rules(_tomllib().load(fh))
