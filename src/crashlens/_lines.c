@@ -1,17 +1,34 @@
-/* crashlens._lines: one pass over a chunk of log lines, at memory speed.
+/* crashlens._lines: which lines of a chunk of log text may matter, found in native code.
 
-   lines_of_interest(chunk, offsets, portable=False) -> (newlines, indices, starts)
+   A line may matter when it holds a marker literal, a control character (what prefilter._CONTROLS
+   lists) or a dotted exception name's `.X` / `._X` (prefilter.DOTTED_NAME). Both functions answer that
+   for a whole chunk with (newlines, indices, starts): the number of newlines in the chunk and, for
+   every line that may matter, its index in the chunk and the byte offset where it starts.
 
-   `chunk` is a run of whole lines (every line ends in '\n'); `offsets` are byte offsets, in
-   ascending order, where a marker literal was found (by ahocorasick_rs). The result is the number
-   of newlines in the chunk and, for every line that holds a marker offset, a control character
-   (what prefilter._CONTROLS lists) or a dotted exception name's `.X` / `._X` (prefilter.DOTTED_NAME),
-   its index in the chunk and the byte offset where it starts. Python's own bytes.count and
-   bytes.translate run about four times slower than this loop; see prefilter.py for how the result
-   is used and README "Performance" for the figures. */
+   lines_of_interest(chunk, offsets, portable=False)
+       `offsets` are the ascending byte offsets where another searcher (ahocorasick_rs) found a
+       marker; this pass counts the newlines, finds control characters and dotted names, and maps
+       every hit to its line.
+
+   Finder(markers).locate(chunk, portable=False, path=None)
+       The same result with the markers found in the same pass, so the bytes are read once instead of
+       twice (the two passes cost about the same). A Teddy-style filter flags the positions where a
+       marker may start: the markers are put in 8 buckets, and for each of their first three bytes a
+       table says which buckets allow a byte there (the AVX2 loop looks a byte up by its two nibbles
+       with byte shuffles, the AVX-512 one by its low 6 or 7 bits with byte permutes, which is about
+       twice as fast). Only flagged positions are compared with the markers, byte for byte, and only in
+       lines not found yet. PATHS names the loops this machine can run, fastest first; `path` picks
+       one, `portable=True` the plain C one (the tests run them all).
+
+   Both take any chunk (a last line without '\n' counts as a line), release the GIL while they scan,
+   and use AVX2 where the CPU has it (HAVE_AVX2). Python's own bytes.count and bytes.translate run
+   about four times slower than these loops; see locate.py and prefilter.py for how the result is used
+   and README "Performance" for the figures. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <string.h>
 
 #define BLOCK 64
 
@@ -171,6 +188,7 @@ static PyObject *to_list(const Py_ssize_t *a, Py_ssize_t n)
 
 static PyObject *lines_of_interest(PyObject *self, PyObject *args)
 {
+    (void)self;
     Py_buffer view;
     PyObject *offsets;
     int portable = 0; /* the loop used where AVX2 is missing: the tests run it here too */
@@ -242,20 +260,673 @@ static PyObject *lines_of_interest(PyObject *self, PyObject *args)
     return Py_BuildValue("nNN", nl, idx, st);
 }
 
+/* ---- Finder: the markers searched in the same pass ---------------------------------------------- */
+
+#define MAX_MARKERS 64
+#define BUCKETS 8
+#define FP 3 /* bytes of each marker the filter looks at */
+
+#if defined(__GNUC__) || defined(__clang__)
+static inline int ctz64(uint64_t x) { return __builtin_ctzll(x); }
+static inline int clz64(uint64_t x) { return __builtin_clzll(x); }
+static inline int popcount64(uint64_t x) { return __builtin_popcountll(x); }
+#else
+static inline int ctz64(uint64_t x)
+{
+    int k = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+}
+static inline int clz64(uint64_t x)
+{
+    int k = 0;
+    while (!(x & ((uint64_t)1 << 63))) {
+        x <<= 1;
+        k++;
+    }
+    return k;
+}
+static inline int popcount64(uint64_t x)
+{
+    int k = 0;
+    for (; x; x &= x - 1)
+        k++;
+    return k;
+}
+#endif
+
+typedef struct {
+    const unsigned char *bytes;
+    Py_ssize_t len;
+    uint64_t head, mask; /* the first min(len, 8) bytes as loaded by memcpy, and which of them count */
+} Marker;
+
+typedef struct {
+    PyObject_HEAD
+    /* The filter. Bucket b allows byte x at position j of a marker start when bit b is set in both
+       lo[j][x & 15] and hi[j][x >> 4]; a bucket allows every byte at a position past the end of one of
+       its markers. fp[j][x] is the two lookups done once. */
+    unsigned char lo[FP][16], hi[FP][16], fp[FP][256];
+    /* The AVX2 loop may look the low nibble up with the byte itself (a byte >= 0x80 gives no bucket)
+       when every marker is at least FP bytes long and their first FP bytes are ASCII. */
+    int ascii;
+    /* fp folded for the AVX-512 loop, whose byte lookups use the low 7 bits of a byte (wide0) or the low
+       6 (wide1, wide2): an entry allows what fp allows for any byte that shares those bits. */
+    unsigned char wide0[128], wide1[64], wide2[64];
+    /* For the portable loop: fp in the low byte, and in the high byte bit 0 = control character (at
+       position 0; any byte after it), bit 1 = '.' followed by a byte from 0x40 to 0x5f. A position
+       may be of interest where the three entries have a bit in common. */
+    uint16_t any[FP][256];
+    unsigned char first[BUCKETS + 1]; /* bucket b holds markers[first[b]] .. markers[first[b + 1] - 1] */
+    Marker markers[MAX_MARKERS];
+    unsigned char *store; /* the markers' bytes */
+} FinderObject;
+
+/* The lines found so far and where the scan is. */
+typedef struct {
+    const FinderObject *f;
+    const unsigned char *s;
+    Py_ssize_t n;
+    Py_ssize_t nl;   /* newlines before the block being looked at */
+    Py_ssize_t last; /* the index of the last line added, -1 before the first */
+    Hits h;
+} Scan;
+
+/* Does a marker start at s[pos]? `buckets` are those the filter let through there. */
+static int marker_at(const FinderObject *f, const unsigned char *s, Py_ssize_t n, Py_ssize_t pos,
+                     unsigned buckets)
+{
+    Py_ssize_t room = n - pos;
+    uint64_t head = 0;
+    if (room >= 8)
+        memcpy(&head, s + pos, 8);
+    while (buckets) {
+        int b = ctz64(buckets);
+        buckets &= buckets - 1;
+        for (int k = f->first[b]; k < f->first[b + 1]; k++) {
+            const Marker *m = &f->markers[k];
+            if (m->len > room)
+                continue;
+            if (room >= 8) {
+                if ((head & m->mask) == m->head && (m->len <= 8 || !memcmp(s + pos + 8, m->bytes + 8, m->len - 8)))
+                    return 1;
+            } else if (!memcmp(s + pos, m->bytes, m->len)) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Exactly: does the byte at pos make its line one of interest? */
+static int interesting(const FinderObject *f, const unsigned char *s, Py_ssize_t n, Py_ssize_t pos)
+{
+    unsigned char c = s[pos];
+    if (is_control(c))
+        return 1;
+    if (c == '.' && pos + 1 < n && (is_upper(s[pos + 1]) || (s[pos + 1] == '_' && pos + 2 < n && is_upper(s[pos + 2]))))
+        return 1;
+    unsigned buckets = f->fp[0][c];
+    for (int j = 1; j < FP && buckets; j++)
+        if (pos + j < n)
+            buckets &= f->fp[j][s[pos + j]];
+    return buckets && marker_at(f, s, n, pos, buckets);
+}
+
+static int scan_add(Scan *sc, Py_ssize_t line, Py_ssize_t start)
+{
+    sc->last = line;
+    return hits_add(&sc->h, line, start);
+}
+
+/* One 64-byte block at i: bit k of `maybe` is set where s[i + k] may be of interest (a superset of
+   the bytes that are), bit k of `nlm` where s[i + k] is a newline. Each line that holds a byte of
+   interest is added once, in order; sc->nl is left as it was. */
+static int block_hits(Scan *sc, Py_ssize_t i, uint64_t maybe, uint64_t nlm)
+{
+    maybe &= ~nlm; /* a newline is never of interest (the filters may let one through) */
+    while (maybe) {
+        int k = ctz64(maybe);
+        uint64_t before = nlm & (((uint64_t)1 << k) - 1);
+        Py_ssize_t line = sc->nl + popcount64(before);
+        if (line != sc->last && interesting(sc->f, sc->s, sc->n, i + k)) {
+            Py_ssize_t start = before ? i + 64 - clz64(before) : line_start(sc->s, i);
+            if (!scan_add(sc, line, start))
+                return 0;
+        }
+        if (line == sc->last) {
+            /* The rest of this line in the block needs no look: skip to its newline. */
+            uint64_t after = nlm & ~((((uint64_t)1) << k) - 1);
+            maybe = after ? maybe & ~(((after & (0 - after)) << 1) - 1) : 0;
+        } else {
+            maybe &= maybe - 1;
+        }
+    }
+    return 1;
+}
+
+/* Byte by byte from `from` to the end of the chunk. */
+static int scan_tail(Scan *sc, Py_ssize_t from)
+{
+    const unsigned char *s = sc->s;
+    for (Py_ssize_t pos = from; pos < sc->n; pos++) {
+        if (s[pos] == '\n') {
+            sc->nl++;
+        } else if (sc->nl != sc->last && interesting(sc->f, s, sc->n, pos)) {
+            if (!scan_add(sc, sc->nl, line_start(s, pos)))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The whole blocks (each with FP - 1 bytes after it to look at) without SIMD; returns where they end.
+   A block is first looked at for anything at all, and only then bit by bit. */
+static Py_ssize_t scan_blocks_portable(Scan *sc, int *ok)
+{
+    const FinderObject *f = sc->f;
+    const unsigned char *s = sc->s;
+    Py_ssize_t i = 0;
+    for (; i + BLOCK + FP - 1 <= sc->n; i += BLOCK) {
+        const unsigned char *b = s + i;
+        unsigned any = 0, count = 0;
+        for (int k = 0; k < BLOCK; k++) {
+            any |= f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]];
+            count += b[k] == '\n';
+        }
+        if (any) {
+            uint64_t nlm = 0, maybe = 0;
+            for (int k = 0; k < BLOCK; k++) {
+                nlm |= (uint64_t)(b[k] == '\n') << k;
+                maybe |= (uint64_t)((f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]]) != 0) << k;
+            }
+            if (!block_hits(sc, i, maybe, nlm)) {
+                *ok = 0;
+                return i;
+            }
+        }
+        sc->nl += count;
+    }
+    return i;
+}
+
+#ifdef HAVE_AVX2_PATH
+/* The filter over 32 bytes at b (reading up to b + 33): a non-zero byte where a marker may start, a
+   control character is, or a '.' is followed by a byte from 0x40 to 0x5f (a dotted name's capital or
+   '_'). ASCII: see FinderObject.ascii. */
+__attribute__((target("avx2,popcnt"), always_inline))
+static inline __m256i maybe32(const unsigned char *b, int ascii, __m256i nib,
+                              __m256i l0, __m256i h0, __m256i l1, __m256i h1, __m256i l2, __m256i h2,
+                              __m256i lc, __m256i hc, __m256i hd)
+{
+    __m256i c = _mm256_loadu_si256((const __m256i *)b);
+    __m256i d = _mm256_loadu_si256((const __m256i *)(b + 1));
+    __m256i e = _mm256_loadu_si256((const __m256i *)(b + 2));
+    __m256i ch = _mm256_and_si256(_mm256_srli_epi16(c, 4), nib);
+    __m256i dh = _mm256_and_si256(_mm256_srli_epi16(d, 4), nib);
+    __m256i eh = _mm256_and_si256(_mm256_srli_epi16(e, 4), nib);
+    __m256i cl = c, dl = d, el = e;
+    if (!ascii) {
+        cl = _mm256_and_si256(c, nib);
+        dl = _mm256_and_si256(d, nib);
+        el = _mm256_and_si256(e, nib);
+    }
+    __m256i t0 = _mm256_and_si256(_mm256_shuffle_epi8(l0, cl), _mm256_shuffle_epi8(h0, ch));
+    __m256i t1 = _mm256_and_si256(_mm256_shuffle_epi8(l1, dl), _mm256_shuffle_epi8(h1, dh));
+    __m256i t2 = _mm256_and_si256(_mm256_shuffle_epi8(l2, el), _mm256_shuffle_epi8(h2, eh));
+    __m256i t = _mm256_and_si256(_mm256_and_si256(t0, t1), t2);
+    /* Control characters and dots, classified by nibbles the same way (see CLASS_LO); c itself indexes
+       the low-nibble table since every class byte is below 0x80. */
+    __m256i k = _mm256_and_si256(_mm256_shuffle_epi8(lc, c), _mm256_shuffle_epi8(hc, ch));
+    k = _mm256_and_si256(k, _mm256_shuffle_epi8(hd, dh));
+    return _mm256_or_si256(t, k);
+}
+
+/* Classes by nibble: bit 0 = control with high nibble 0, bit 1 = control with high nibble 1, bit 2 =
+   0x7f, bit 3 = '.'; the class of c is CLASS_LO[c & 15] & CLASS_HI[c >> 4], kept only when
+   NEXT_HI[d >> 4] of the next byte d allows it (a dot needs 0x40 to 0x5f after it). */
+static const unsigned char CLASS_LO[16] = {0x3, 0x3, 0x3, 0x3, 0x3, 0x3, 0x3, 0x3, 0x3, 0x2, 0x2, 0x3, 0x3, 0x2, 0xb, 0x7};
+static const unsigned char CLASS_HI[16] = {0x1, 0x2, 0x8, 0, 0, 0, 0, 0x4, 0, 0, 0, 0, 0, 0, 0, 0};
+static const unsigned char NEXT_HI[16] = {0x7, 0x7, 0x7, 0x7, 0xf, 0xf, 0x7, 0x7, 0x7, 0x7, 0x7, 0x7, 0x7, 0x7, 0x7, 0x7};
+
+__attribute__((target("avx2,popcnt"), always_inline))
+static inline Py_ssize_t scan_blocks_avx2_(Scan *sc, int *ok, int ascii)
+{
+    const FinderObject *f = sc->f;
+    const unsigned char *s = sc->s;
+    Py_ssize_t n = sc->n, nl = sc->nl, i = 0;
+#define TABLE(t) _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(t)))
+    const __m256i l0 = TABLE(f->lo[0]), h0 = TABLE(f->hi[0]), l1 = TABLE(f->lo[1]), h1 = TABLE(f->hi[1]);
+    const __m256i l2 = TABLE(f->lo[2]), h2 = TABLE(f->hi[2]);
+    const __m256i lc = TABLE(CLASS_LO), hc = TABLE(CLASS_HI), hd = TABLE(NEXT_HI);
+#undef TABLE
+    const __m256i nib = _mm256_set1_epi8(0x0f), newline = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
+    for (; i + BLOCK + FP - 1 <= n; i += BLOCK) {
+        const unsigned char *b = s + i;
+        __m256i m0 = maybe32(b, ascii, nib, l0, h0, l1, h1, l2, h2, lc, hc, hd);
+        __m256i m1 = maybe32(b + 32, ascii, nib, l0, h0, l1, h1, l2, h2, lc, hc, hd);
+        uint64_t nlm = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)b), newline));
+        nlm |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(b + 32)), newline)) << 32;
+        __m256i m = _mm256_or_si256(m0, m1);
+        if (!_mm256_testz_si256(m, m)) {
+            uint64_t maybe = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m0, zero));
+            maybe |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m1, zero)) << 32;
+            sc->nl = nl;
+            if (!block_hits(sc, i, ~maybe, nlm)) {
+                *ok = 0;
+                return i;
+            }
+        }
+        nl += _mm_popcnt_u64(nlm);
+    }
+    sc->nl = nl;
+    return i;
+}
+
+__attribute__((target("avx2,popcnt")))
+static Py_ssize_t scan_blocks_avx2(Scan *sc, int *ok)
+{
+    return sc->f->ascii ? scan_blocks_avx2_(sc, ok, 1) : scan_blocks_avx2_(sc, ok, 0);
+}
+
+/* Control characters and dots for the AVX-512 loop, by byte (filled in at module init): bit 0 of
+   WIDE_CLASS[c] = control character, bit 1 = '.'; bit 1 of WIDE_NEXT[d & 63] = d may be a dotted name's
+   capital or '_' (0x40 to 0x5f, and what shares their low 6 bits); bit 0 always. */
+static unsigned char WIDE_CLASS[128], WIDE_NEXT[64];
+
+/* The same as scan_blocks_avx2 with AVX-512 (BW and VBMI), where the CPU has it: a block is one
+   vector, and a byte permute looks each byte up in a table of 64 or 128 entries, so the filter needs no
+   nibbles. About twice the speed of the AVX2 loop. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt")))
+static Py_ssize_t scan_blocks_avx512(Scan *sc, int *ok)
+{
+    const FinderObject *f = sc->f;
+    const unsigned char *s = sc->s;
+    Py_ssize_t n = sc->n, nl = sc->nl, i = 0;
+    const __m512i t0a = _mm512_loadu_si512(f->wide0), t0b = _mm512_loadu_si512(f->wide0 + 64);
+    const __m512i t1 = _mm512_loadu_si512(f->wide1), t2 = _mm512_loadu_si512(f->wide2);
+    const __m512i ka = _mm512_loadu_si512(WIDE_CLASS), kb = _mm512_loadu_si512(WIDE_CLASS + 64);
+    const __m512i kn = _mm512_loadu_si512(WIDE_NEXT), newline = _mm512_set1_epi8('\n');
+    for (; i + BLOCK + FP - 1 <= n; i += BLOCK) {
+        const unsigned char *b = s + i;
+        __m512i c = _mm512_loadu_si512(b), d = _mm512_loadu_si512(b + 1), e = _mm512_loadu_si512(b + 2);
+        __m512i t = _mm512_and_si512(_mm512_permutex2var_epi8(t0a, c, t0b), _mm512_permutexvar_epi8(d, t1));
+        /* A byte >= 0x80 is neither a control character nor a dot (its low 7 bits could look like one). */
+        __mmask64 ascii = ~_mm512_movepi8_mask(c);
+        __m512i k = _mm512_and_si512(_mm512_maskz_permutex2var_epi8(ascii, ka, c, kb), _mm512_permutexvar_epi8(d, kn));
+        __m512i any = _mm512_ternarylogic_epi32(t, _mm512_permutexvar_epi8(e, t2), k, 0xea); /* (t & t2) | k */
+        uint64_t maybe = _mm512_test_epi8_mask(any, any);
+        uint64_t nlm = _mm512_cmpeq_epi8_mask(c, newline);
+        if (maybe) {
+            sc->nl = nl;
+            if (!block_hits(sc, i, maybe, nlm)) {
+                *ok = 0;
+                return i;
+            }
+        }
+        nl += _mm_popcnt_u64(nlm);
+    }
+    sc->nl = nl;
+    return i;
+}
+#endif
+
+typedef Py_ssize_t (*scan_blocks_fn)(Scan *, int *);
+
+/* The loops this machine can run, fastest first (filled in at module init); Finder.locate uses the
+   first unless asked for another. */
+static struct {
+    const char *name;
+    scan_blocks_fn fn;
+} paths[3];
+static int npaths;
+
+/* The cost of a bucket is how likely a position of log text is to pass its filter, under a rough
+   byte frequency (spaces and lowercase letters commonest, capitals rarer, control bytes rarest). */
+static double byte_weight(int x)
+{
+    if (x == ' ')
+        return 8;
+    if (x >= 'a' && x <= 'z')
+        return 3;
+    if (x >= '0' && x <= '9')
+        return 2;
+    if (x >= 'A' && x <= 'Z')
+        return 1;
+    if (x > ' ' && x < 0x7f)
+        return 0.5;
+    if (x == '\n')
+        return 1;
+    return 0.02;
+}
+
+typedef struct {
+    uint16_t lo[FP], hi[FP]; /* nibbles allowed at each position */
+} Shape;
+
+static void shape_add(Shape *sh, const unsigned char *m, Py_ssize_t len)
+{
+    for (int j = 0; j < FP; j++) {
+        if (j < len) {
+            sh->lo[j] |= (uint16_t)(1u << (m[j] & 15));
+            sh->hi[j] |= (uint16_t)(1u << (m[j] >> 4));
+        } else {
+            sh->lo[j] = sh->hi[j] = 0xffff;
+        }
+    }
+}
+
+static double shape_cost(const Shape *sh, const double *w)
+{
+    double cost = 1;
+    for (int j = 0; j < FP; j++) {
+        double p = 0;
+        for (int x = 0; x < 256; x++)
+            if ((sh->lo[j] >> (x & 15)) & (sh->hi[j] >> (x >> 4)) & 1)
+                p += w[x];
+        cost *= p;
+    }
+    return cost; /* 0 for an empty bucket */
+}
+
+/* Puts each marker in a bucket: greedily where it adds least cost, then moves markers one at a time
+   while a move lowers the total (a few rounds). Markers that share first bytes end up together. */
+static void assign_buckets(const Marker *markers, int count, int *bucket)
+{
+    double w[256], total = 0;
+    for (int x = 0; x < 256; x++)
+        total += w[x] = byte_weight(x);
+    for (int x = 0; x < 256; x++)
+        w[x] /= total;
+    Shape sh[BUCKETS];
+    double cost[BUCKETS];
+    memset(sh, 0, sizeof sh);
+    for (int b = 0; b < BUCKETS; b++)
+        cost[b] = 0;
+    for (int k = 0; k < count; k++) {
+        int best = 0;
+        double best_add = 0;
+        for (int b = 0; b < BUCKETS; b++) {
+            Shape t = sh[b];
+            shape_add(&t, markers[k].bytes, markers[k].len);
+            double add = shape_cost(&t, w) - cost[b];
+            if (b == 0 || add < best_add) {
+                best = b;
+                best_add = add;
+            }
+        }
+        bucket[k] = best;
+        shape_add(&sh[best], markers[k].bytes, markers[k].len);
+        cost[best] = shape_cost(&sh[best], w);
+    }
+    for (int round = 0; round < 8; round++) {
+        int moved = 0;
+        for (int k = 0; k < count; k++) {
+            int from = bucket[k], best = from;
+            Shape without;
+            memset(&without, 0, sizeof without);
+            for (int q = 0; q < count; q++)
+                if (q != k && bucket[q] == from)
+                    shape_add(&without, markers[q].bytes, markers[q].len);
+            double without_cost = shape_cost(&without, w), best_add = cost[from] - without_cost;
+            Shape best_shape = sh[from];
+            for (int b = 0; b < BUCKETS; b++) {
+                if (b == from)
+                    continue;
+                Shape t = sh[b];
+                shape_add(&t, markers[k].bytes, markers[k].len);
+                double add = shape_cost(&t, w) - cost[b];
+                if (add < best_add * (1 - 1e-9)) {
+                    best = b;
+                    best_add = add;
+                    best_shape = t;
+                }
+            }
+            if (best != from) {
+                bucket[k] = best;
+                sh[from] = without;
+                cost[from] = without_cost;
+                sh[best] = best_shape;
+                cost[best] = shape_cost(&best_shape, w);
+                moved = 1;
+            }
+        }
+        if (!moved)
+            break;
+    }
+}
+
+static void finder_dealloc(FinderObject *self)
+{
+    PyMem_Free(self->store);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *finder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"markers", NULL};
+    PyObject *arg;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:Finder", kwlist, &arg))
+        return NULL;
+    PyObject *seq = PySequence_Fast(arg, "markers must be a sequence of bytes");
+    if (!seq)
+        return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq), total = 0;
+    if (count < 1 || count > MAX_MARKERS) {
+        PyErr_Format(PyExc_ValueError, "Finder takes 1 to %d markers, not %zd", MAX_MARKERS, count);
+        goto fail;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        if (!PyBytes_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "markers must be bytes, not %.100s", Py_TYPE(item)->tp_name);
+            goto fail;
+        }
+        Py_ssize_t len = PyBytes_GET_SIZE(item);
+        if (len == 0 || memchr(PyBytes_AS_STRING(item), '\n', len)) {
+            PyErr_SetString(PyExc_ValueError, "a marker must be non-empty and hold no newline");
+            goto fail;
+        }
+        total += len;
+    }
+    FinderObject *self = (FinderObject *)type->tp_alloc(type, 0);
+    if (!self)
+        goto fail;
+    self->store = PyMem_Malloc(total);
+    if (!self->store) {
+        Py_DECREF(self);
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Marker given[MAX_MARKERS];
+    unsigned char *p = self->store;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        Marker *m = &given[k];
+        m->len = PyBytes_GET_SIZE(item);
+        memcpy(p, PyBytes_AS_STRING(item), m->len);
+        m->bytes = p;
+        p += m->len;
+        size_t head = m->len < 8 ? (size_t)m->len : 8;
+        m->head = m->mask = 0;
+        memcpy(&m->head, m->bytes, head);
+        memset(&m->mask, 0xff, head);
+    }
+    Py_DECREF(seq);
+
+    int bucket[MAX_MARKERS];
+    assign_buckets(given, (int)count, bucket);
+    self->ascii = 1;
+    int placed = 0;
+    for (int b = 0; b < BUCKETS; b++) {
+        self->first[b] = (unsigned char)placed;
+        for (int k = 0; k < count; k++) {
+            if (bucket[k] != b)
+                continue;
+            self->markers[placed] = given[k];
+            const Marker *m = &self->markers[placed++];
+            for (int j = 0; j < FP; j++) {
+                if (j < m->len) {
+                    self->lo[j][m->bytes[j] & 15] |= (unsigned char)(1u << b);
+                    self->hi[j][m->bytes[j] >> 4] |= (unsigned char)(1u << b);
+                    if (m->bytes[j] >= 0x80)
+                        self->ascii = 0;
+                } else {
+                    for (int x = 0; x < 16; x++) {
+                        self->lo[j][x] |= (unsigned char)(1u << b);
+                        self->hi[j][x] |= (unsigned char)(1u << b);
+                    }
+                    self->ascii = 0;
+                }
+            }
+        }
+    }
+    self->first[BUCKETS] = (unsigned char)placed;
+    for (int j = 0; j < FP; j++)
+        for (int x = 0; x < 256; x++)
+            self->fp[j][x] = self->lo[j][x & 15] & self->hi[j][x >> 4];
+    for (int x = 0; x < 256; x++) {
+        self->wide0[x & 127] |= self->fp[0][x];
+        self->wide1[x & 63] |= self->fp[1][x];
+        self->wide2[x & 63] |= self->fp[2][x];
+        self->any[0][x] = (uint16_t)(self->fp[0][x] | is_control((unsigned char)x) << 8 | (x == '.') << 9);
+        self->any[1][x] = (uint16_t)(self->fp[1][x] | 1 << 8 | (x >= 0x40 && x < 0x60) << 9);
+        self->any[2][x] = (uint16_t)(self->fp[2][x] | 3 << 8);
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(seq);
+    return NULL;
+}
+
+static PyObject *finder_locate(FinderObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"chunk", "portable", "path", NULL};
+    Py_buffer view;
+    int portable = 0;
+    const char *name = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|pz:locate", kwlist, &view, &portable, &name))
+        return NULL;
+    scan_blocks_fn scan_blocks = portable ? scan_blocks_portable : paths[0].fn;
+    if (name) {
+        int k = 0;
+        while (k < npaths && strcmp(paths[k].name, name))
+            k++;
+        if (k == npaths) {
+            PyBuffer_Release(&view);
+            return PyErr_Format(PyExc_ValueError, "no loop %.50s on this machine (PATHS lists those there are)", name);
+        }
+        scan_blocks = paths[k].fn;
+    }
+    Scan sc = {self, view.buf, view.len, 0, -1, {NULL, NULL, 0, 0}};
+    int ok = 1;
+    Py_ssize_t i;
+    Py_BEGIN_ALLOW_THREADS
+    i = scan_blocks(&sc, &ok);
+    if (ok)
+        ok = scan_tail(&sc, i);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    PyObject *idx = ok ? to_list(sc.h.index, sc.h.len) : PyErr_NoMemory();
+    PyObject *st = idx ? to_list(sc.h.start, sc.h.len) : NULL;
+    PyMem_RawFree(sc.h.index);
+    PyMem_RawFree(sc.h.start);
+    if (!st) {
+        Py_XDECREF(idx);
+        return NULL;
+    }
+    return Py_BuildValue("nNN", sc.nl, idx, st);
+}
+
+static PyMethodDef finder_methods[] = {
+    {"locate", (PyCFunction)(void (*)(void))finder_locate, METH_VARARGS | METH_KEYWORDS,
+     "locate(chunk, portable=False, path=None) -> (newlines, line indices, line starts)\n\n"
+     "What lines_of_interest(chunk, offsets) gives with the offsets of the markers in chunk. The fastest\n"
+     "loop of this machine runs it, the portable one with portable=True, or the one named by path (one\n"
+     "of PATHS)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FinderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "crashlens._lines.Finder",
+    .tp_basicsize = sizeof(FinderObject),
+    .tp_dealloc = (destructor)finder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Finder(markers): finds the lines of a chunk that hold one of the markers (1 to 64 non-empty\n"
+              "bytes without a newline), a control character or a dotted name, in one pass.",
+    .tp_methods = finder_methods,
+    .tp_new = finder_new,
+};
+
 static PyMethodDef methods[] = {
     {"lines_of_interest", lines_of_interest, METH_VARARGS,
      "lines_of_interest(chunk, offsets, portable=False) -> (newlines, line indices, line starts)"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "crashlens._lines", NULL, -1, methods};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "crashlens._lines",
+    .m_size = -1,
+    .m_methods = methods,
+};
 
 PyMODINIT_FUNC PyInit__lines(void)
 {
+    int avx2 = 0;
+    npaths = 0;
 #ifdef HAVE_AVX2_PATH
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))
+    avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+    if (avx2)
         clean_blocks = clean_blocks_avx2;
+    if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vbmi")) {
+        for (int x = 0; x < 128; x++)
+            WIDE_CLASS[x] = (unsigned char)(is_control((unsigned char)x) | (x == '.') << 1);
+        for (int x = 0; x < 64; x++)
+            WIDE_NEXT[x] = (unsigned char)(1 | (x < 0x20) << 1);
+        paths[npaths].name = "avx512";
+        paths[npaths++].fn = scan_blocks_avx512;
+    }
+    if (avx2) {
+        paths[npaths].name = "avx2";
+        paths[npaths++].fn = scan_blocks_avx2;
+    }
 #endif
-    return PyModule_Create(&module);
+    paths[npaths].name = "portable";
+    paths[npaths++].fn = scan_blocks_portable;
+    if (PyType_Ready(&FinderType) < 0)
+        return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (!mod)
+        return NULL;
+    Py_INCREF(&FinderType);
+    if (PyModule_AddObject(mod, "Finder", (PyObject *)&FinderType) < 0) {
+        Py_DECREF(&FinderType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    PyObject *names = PyTuple_New(npaths);
+    for (int k = 0; names && k < npaths; k++) {
+        PyObject *name = PyUnicode_FromString(paths[k].name);
+        if (!name)
+            Py_CLEAR(names);
+        else
+            PyTuple_SET_ITEM(names, k, name);
+    }
+    if (!names || PyModule_AddObject(mod, "PATHS", names) < 0) {
+        Py_XDECREF(names);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    if (PyModule_AddObject(mod, "HAVE_AVX2", PyBool_FromLong(avx2)) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
 }
