@@ -70,18 +70,26 @@ def _every_path(data: bytes, chunk: int = 1 << 20) -> dict[str, str]:
            "shapes": doc(*scan_chunks("log", replay(), cat, replay=replay, native=False))}
     if NATIVE:
         out["native"] = doc(*scan_chunks("log", replay(), cat, replay=replay))
-        locator = Locator.create(Prefilter(cat).markers)
-        assert locator is not None
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "log")
             with open(path, "wb") as fh:
                 fh.write(data)
             fd = os.open(path, os.O_RDONLY)
             try:
-                out["file"] = doc(*scan_located("log", locator.read_file(fd, len(data), chunk), cat, replay=replay))
+                for name, locator in _locators(cat).items():
+                    read = locator.read_file(fd, len(data), chunk)
+                    out[f"file, {name}"] = doc(*scan_located("log", read, cat, replay=replay))
             finally:
                 os.close(fd)
     return out
+
+
+def _locators(cat) -> dict[str, Locator]:
+    """Both native locators, whichever this machine would pick: the one-pass Finder (AVX2 or its
+    portable loop) and the two-pass one (ahocorasick_rs, then lines_of_interest)."""
+    markers = Prefilter(cat).markers
+    found = {name: Locator.create(markers, fused=fused) for name, fused in (("one pass", True), ("two passes", False))}
+    return {name: loc for name, loc in found.items() if loc is not None}
 
 
 def _all_equal(got: dict[str, str]) -> None:
@@ -201,7 +209,15 @@ def test_native_parts_are_built_where_a_compiler_is() -> None:
 
     if not (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")) or sysconfig.get_platform().startswith("win"):
         pytest.skip("no C compiler here: the pure-Python path is the one in use")
-    assert NATIVE, "crashlens._lines or ahocorasick_rs is missing: scans of big logs take the slow path"
+    assert NATIVE, "crashlens._lines is missing: scans of big logs take the slow path"
+    from crashlens import _lines  # type: ignore[attr-defined]
+
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return
+    if " avx2" in flags:  # the one-pass loop must be the one in use where the CPU can run it
+        assert _lines.HAVE_AVX2 and _lines.PATHS[-1] == "portable" and len(_lines.PATHS) >= 2
 
 
 @pytest.mark.parametrize("data", [

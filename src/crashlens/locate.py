@@ -2,14 +2,14 @@
 
 Prefilter.may_matter asks of a line: does it hold a marker, a control character or a dotted name
 (`.X`, `._X`)? Asked of every line in Python (a translate, a split and a set per chunk) that costs
-about 3.5 s per GB. Here the same question is answered for a whole chunk in two native passes that
-release the GIL:
-- ahocorasick_rs (Rust's aho-corasick, whose SIMD "Teddy" searcher handles a few dozen literals at
-  several GB/s) finds the markers;
-- crashlens._lines (src/crashlens/_lines.c, built at install when a C compiler is present) counts the
-  newlines, finds control characters and dotted names, and turns every hit into a line index.
-Both are optional: without either, `Locator.create` gives None and the caller keeps the Python path.
-CRASHLENS_PURE_PYTHON=1 turns this off (tests compare the two).
+about 3.5 s per GB. crashlens._lines (src/crashlens/_lines.c, built at install where a C compiler is
+present) answers it for a whole chunk while releasing the GIL:
+- where the CPU has AVX2, in one pass (`Finder`): the markers are found by a Teddy-style filter in the
+  same pass that counts newlines and finds control characters and dotted names;
+- elsewhere in two: ahocorasick_rs (Rust's aho-corasick, with SIMD searchers for ARM too) finds the
+  markers, then `lines_of_interest` does the rest with the portable loop.
+Without the C helper (or without either searcher), `Locator.create` gives None and the caller keeps
+the Python path. CRASHLENS_PURE_PYTHON=1 turns this off (tests compare the paths).
 
 Chunks are located ahead of use on two worker threads, so on two cores reading, searching and the
 per-line pipeline overlap.
@@ -31,29 +31,47 @@ SLACK = 1 << 17  # room in a pooled buffer for the lines that straddle its range
 
 
 class Locator:
-    def __init__(self, markers: Iterable[bytes], ac: Any, lines: Any) -> None:
-        self._search = ac.BytesAhoCorasick(list(markers), matchkind=ac.MATCHKIND_LEFTMOST_LONGEST)
-        self._lines = lines.lines_of_interest
+    def __init__(self, locate: Any) -> None:
+        self._locate = locate
 
     @classmethod
-    def create(cls, markers: Iterable[bytes]) -> Locator | None:
-        """A locator, or None where a native part is missing or turned off."""
+    def create(cls, markers: Iterable[bytes], fused: bool | None = None) -> Locator | None:
+        """A locator, or None where a native part is missing or turned off. `fused`: the one-pass
+        Finder (True), ahocorasick_rs and the second pass (False), or the faster of the two here (None):
+        Finder with AVX2 or AVX-512, ahocorasick_rs (whose searchers use NEON on ARM) otherwise."""
         if os.environ.get("CRASHLENS_PURE_PYTHON"):
             return None
         try:
-            import ahocorasick_rs
-
             from . import _lines  # type: ignore[attr-defined]
         except ImportError:
             return None
-        return cls(markers, ahocorasick_rs, _lines)
+        markers = list(markers)
+        if fused is None:
+            fused = bool(_lines.HAVE_AVX2)
+            if not fused:
+                try:
+                    import ahocorasick_rs  # is the two-pass searcher here?
+                except ImportError:
+                    fused = True
+        if fused:  # (Finder's portable loop is slower than ahocorasick_rs, and faster than Python)
+            return cls(_lines.Finder(markers).locate)
+        try:
+            import ahocorasick_rs
+        except ImportError:
+            return None
+        search = ahocorasick_rs.BytesAhoCorasick(markers, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
+        lines = _lines.lines_of_interest
+
+        def two_passes(chunk: bytes | bytearray) -> Located:
+            # Leftmost non-overlapping matches give at least one match in every line holding a marker
+            # (no marker spans a newline).
+            return lines(chunk, [m[1] for m in search.find_matches_as_indexes(chunk)])  # type: ignore[no-any-return]
+
+        return cls(two_passes)
 
     def __call__(self, chunk: bytes | bytearray) -> Located:
-        """Lines that may matter in a chunk of whole lines. Leftmost non-overlapping matches give at
-        least one match in every line holding a marker (no marker spans a newline)."""
-        offsets = [m[1] for m in self._search.find_matches_as_indexes(chunk)]
-        n, indices, starts = self._lines(chunk, offsets)
-        return n, indices, starts
+        """Lines that may matter in a chunk of whole lines."""
+        return self._locate(chunk)  # type: ignore[no-any-return]
 
     def ahead(self, chunks: Iterable[bytes]) -> Iterator[tuple[bytes, Located]]:
         """(chunk, its lines of interest), in order, each located on a worker thread ahead of use."""
