@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import SAMPLES, run_cli
+from conftest import run_cli
 from crashlens.cli import app, fastpath
 
 TOKENS = [
@@ -99,18 +99,6 @@ def test_its_tables_agree_with_the_click_commands():
 def test_version_is_what_click_writes():
     fast = run_cli("--version")
     slow = subprocess.run([sys.executable, "-c", "from crashlens.cli.app import cli; cli(['--version'])"],
-                          capture_output=True)
+                          capture_output=True, check=False)
     assert fast.returncode == slow.returncode == 0
     assert fast.stdout == slow.stdout and fast.stdout.startswith(b"crashlens, version ")
-
-
-def test_a_plain_scan_does_not_load_click():
-    code = ("import sys, atexit\n"
-            "atexit.register(lambda: sys.stderr.write('click loaded: %s\\n' % ('click' in sys.modules)))\n"
-            "from crashlens.cli import main\n"
-            f"sys.argv = ['crashlens', '--format', 'json', {str(SAMPLES / 'sglang-1rank-pcg-fp4.log')!r}]\n"
-            "main()\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, stdin=subprocess.DEVNULL)
-    assert p.returncode == 1, p.stderr
-    assert b'"schema": "crashlens/v1"' in p.stdout
-    assert b"click loaded: False" in p.stderr

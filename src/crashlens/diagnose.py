@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from . import recache
 from ._struct import replace
@@ -13,6 +12,10 @@ from .context import Facts, compile_off_flag, infer_context
 from .culprit import entry_of, module_of, package_of, source_root
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 _VAR = recache.compile(r"\{([a-z_][a-z0-9_.]*)\}")
 _VOLATILE = recache.compile(r"0x[0-9a-fA-F]+|\b\d+\b|'[^']*'|\"[^\"]*\"|/[^\s:,'\"]+")

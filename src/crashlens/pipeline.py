@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, BinaryIO
 
 from ._struct import dataclass, field
 from .catalog import Catalog
@@ -18,6 +17,12 @@ from .read import decode_physical, iter_line_chunks, open_source
 from .records import CrashRecord, Diagnosis, Frame
 from .traceback import RecordExtractor
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
+    NextBlockers = Callable[[Frame, tuple[Frame, ...]], list[dict[str, Any]]]
+
 # Lines looked at one by one, back from a line of interest, for the last one with a route key.
 _WALK_BACK = 64
 # Bytes of a chunk judged by shape at a time while a record is open.
@@ -25,7 +30,6 @@ _WINDOW = 1 << 16
 # Records kept for a second diagnosis once the whole source (and every start-up fact) has been read.
 MAX_KEPT_RECORDS = 2000
 
-NextBlockers = Callable[[Frame, tuple[Frame, ...]], list[dict[str, Any]]]
 
 
 @dataclass(slots=True)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ._struct import dataclass, field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True, slots=True)

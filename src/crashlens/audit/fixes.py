@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .._struct import dataclass
 from .model import Finding
 from .rules import Rules
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONTEXTS = ("fullgraph", "non-fullgraph")
 

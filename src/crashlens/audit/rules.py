@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from .._struct import dataclass
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 RULES_RELPATH = ("signatures", "audit", "rejected_calls.toml")
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any
 
 from ..catalog import get_catalog
 from ..pipeline import ScanResult, combine, scan_file, scan_lines
 from ..read import iter_lines, open_source
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def next_blockers_hook(enabled: bool) -> Any:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from .. import __version__
 from ..pipeline import ScanResult
 from ..records import Diagnosis
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = "crashlens/v1"
 
