@@ -264,7 +264,8 @@ def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPatt
     if _nested_unbounded(pat):
         raise CatalogError(f"{where}: pattern {pat!r} nests unbounded repetition (catastrophic backtracking risk)")
     try:
-        checked = recache.compile(pat, re.MULTILINE)  # fast syntax check; `regex` accepts all of this too
+        checked = re.compile(pat, re.MULTILINE)  # fast syntax check (`regex` accepts all of this too); not
+        # recache: a user catalog's patterns do not belong in crashlens's cache
         return CatalogPattern(pat, where, negative, dict(checked.groupindex))
     except (re.error, ValueError, OverflowError, RecursionError):
         pass  # `regex`-only syntax (\p{..}, possessive quantifiers, ...): let `regex` judge it now

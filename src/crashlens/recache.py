@@ -1,11 +1,11 @@
 """re.compile with the compiled form kept between runs.
 
-crashlens compiles about 60 regular expressions of its own when it starts (framing, traceback and
-culprit rules) and a few dozen more once it meets a crash. CPython's `re` parses and compiles each
-one in Python, about 0.25 ms apiece: 12-15 ms of a 70 ms scan. The result of that work is plain
-data (an opcode list, flags and group names) handed to the C engine, `_sre.compile`. This module
-keeps that data in the user's cache directory (next to the parsed-catalog cache) and hands it
-straight to `_sre.compile` on later runs.
+crashlens compiles about 60 regular expressions of its own (framing, traceback and culprit rules,
+all literals in its source; catalog patterns go to the `regex` module instead). CPython's `re`
+parses and compiles each one in Python, about 0.25 ms apiece: 12-15 ms of a 70 ms scan. The result
+of that work is plain data (an opcode list, flags and group names) handed to the C engine,
+`_sre.compile`. This module keeps that data in the user's cache directory (next to the
+parsed-catalog cache) and hands it straight to `_sre.compile` on later runs.
 
 The data is only reused by the exact interpreter that made it (its full version string and the SRE
 engine's magic number key the file), `_sre.compile` checks the opcodes it is given, and on any
