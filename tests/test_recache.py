@@ -82,3 +82,16 @@ def test_no_cache_means_no_file(tmp_path):
     p = subprocess.run([sys.executable, "-c", "import crashlens.cli.scan"], env=env, capture_output=True)
     assert p.returncode == 0, p.stderr
     assert not os.path.exists(cache_file(tmp_path))
+
+
+def test_without_a_home_nothing_is_written_to_the_current_directory(monkeypatch):
+    """expanduser gives "~" back when there is no $HOME and no passwd entry (a bare container): the
+    caches must then be off, not written to ./~/.cache."""
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("CRASHLENS_NO_CACHE", raising=False)
+    monkeypatch.setattr(os.path, "expanduser", lambda p: p)
+    from crashlens import catalog
+
+    assert recache.cache_dir() is None and recache._cache_file() is None and catalog._cache_file() is None
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/x")
+    assert recache.cache_dir() == os.path.join("/var/cache/x", "crashlens")

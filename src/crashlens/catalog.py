@@ -576,14 +576,14 @@ _PARSED_DIRTY = False
 
 
 def _cache_file() -> Path | None:
-    if os.environ.get("CRASHLENS_NO_CACHE"):
+    where = recache.cache_dir()
+    if where is None:
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     from . import __version__
 
     # marshal, not JSON: it loads several times faster and needs no import; its format is tied to the
     # Python version, which the name holds.
-    return Path(base) / "crashlens" / f"catalog-{__version__}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    return Path(where) / f"catalog-{__version__}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
 
 
 def _file_key(path: Path) -> str:

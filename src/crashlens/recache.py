@@ -90,11 +90,23 @@ def _version() -> str:
     return f"{sys.version}|{getattr(_sre, 'MAGIC', '')}|{getattr(_sre, 'CODESIZE', '')}"
 
 
-def _cache_file() -> str | None:
+def cache_dir() -> str | None:
+    """Where crashlens keeps what it worked out in earlier runs (this table, the parsed catalog), or
+    None: CRASHLENS_NO_CACHE is set, or there is no home directory to put it in."""
     if os.environ.get("CRASHLENS_NO_CACHE"):
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "crashlens", f"re-py{sys.version_info[0]}{sys.version_info[1]}.marshal")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if home.startswith("~"):  # no $HOME and no passwd entry: not the current directory instead
+            return None
+        base = os.path.join(home, ".cache")
+    return os.path.join(base, "crashlens")
+
+
+def _cache_file() -> str | None:
+    where = cache_dir()
+    return where and os.path.join(where, f"re-py{sys.version_info[0]}{sys.version_info[1]}.marshal")
 
 
 def _load() -> dict[tuple[Any, int], tuple[Any, ...]]:
