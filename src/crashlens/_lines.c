@@ -532,6 +532,11 @@ static Py_ssize_t scan_blocks_avx2(Scan *sc, int *ok)
     return sc->f->ascii ? scan_blocks_avx2_(sc, ok, 1) : scan_blocks_avx2_(sc, ok, 0);
 }
 
+/* The AVX-512 loop needs a compiler that knows AVX-512 VBMI (GCC 6, Clang 4); with an older one the
+   extension still builds, with the AVX2 loop. */
+#if (defined(__clang__) && __clang_major__ >= 4) || (!defined(__clang__) && __GNUC__ >= 6)
+#define HAVE_AVX512_PATH 1
+
 /* Control characters and dots for the AVX-512 loop, by byte (filled in at module init): bit 0 of
    WIDE_CLASS[c] = control character, bit 1 = '.'; bit 1 of WIDE_NEXT[d & 63] = d may be a dotted name's
    capital or '_' (0x40 to 0x5f, and what shares their low 6 bits); bit 0 always. */
@@ -572,6 +577,7 @@ static Py_ssize_t scan_blocks_avx512(Scan *sc, int *ok)
     sc->nl = nl;
     return i;
 }
+#endif /* HAVE_AVX512_PATH */
 #endif
 
 typedef Py_ssize_t (*scan_blocks_fn)(Scan *, int *);
@@ -884,6 +890,7 @@ PyMODINIT_FUNC PyInit__lines(void)
     avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
     if (avx2)
         clean_blocks = clean_blocks_avx2;
+#ifdef HAVE_AVX512_PATH
     if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vbmi")) {
         for (int x = 0; x < 128; x++)
@@ -893,6 +900,7 @@ PyMODINIT_FUNC PyInit__lines(void)
         paths[npaths].name = "avx512";
         paths[npaths++].fn = scan_blocks_avx512;
     }
+#endif
     if (avx2) {
         paths[npaths].name = "avx2";
         paths[npaths++].fn = scan_blocks_avx2;
