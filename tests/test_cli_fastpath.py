@@ -88,10 +88,8 @@ def test_no_file_on_a_terminal_is_left_to_click(monkeypatch):
     assert isinstance(fastpath.parse(["--format", "json", "x.log"]), dict)
 
 
-def test_its_tables_agree_with_the_click_commands():
-    assert fastpath.SUBCOMMANDS == set(app.SUBCOMMANDS)
-    assert fastpath.GROUP_WORDS == app.GROUP_WORDS
-    assert fastpath.FORMATS == app.FORMATS
+def test_it_knows_every_option_of_the_click_scan_command():
+    # (The subcommands, group words and formats are one table in cli/__init__.py, read by both.)
     options = {opt for p in app.scan.params for opt in (*p.opts, *p.secondary_opts) if opt.startswith("-")}
     assert options == set(fastpath._FLAGS) | set(fastpath._VALUED)
 

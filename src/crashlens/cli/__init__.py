@@ -1,6 +1,6 @@
 """The crashlens command line: `main` turns every outcome into a documented exit code. The commands
-are click's (app.py); the commonest command lines are read without click (fastpath.py). No logic
-lives here."""
+are click's (app.py); the commonest command lines are read without click (fastpath.py); both take
+the command table below. No logic lives here."""
 
 from __future__ import annotations
 
@@ -20,6 +20,22 @@ EXIT_FATAL = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3  # a bug in crashlens: one line asking for a report (CRASHLENS_DEBUG=1: the traceback)
 EXIT_INTERRUPTED = 130
+
+# Subcommands are imported when used: each pulls in its own stages (audit, CI renderers, the file
+# follower), and a scan should not pay for them at start-up.
+SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "scan": ("app", "scan", "Scan log FILES (or stdin) for torch.compile crashes."),
+    "watch": ("watch", "watch", "Follow live log files (like tail -F) and diagnose crashes as they complete."),
+    "ci": ("ci", "ci", "Annotate a CI run from its log artifacts (GitHub, SARIF, JUnit, GitLab, Markdown)."),
+    "audit": ("audit", "audit", "Find every call dynamo will reject in a library's call chain, statically."),
+    "signatures": ("signatures", "signatures", "Show and check the signature catalog."),
+    "explain": ("signatures", "explain", "Explain one signature: meaning, cause, fixes by context."),
+    "mine": ("mine", "mine", "Cluster crashes that no signature knows yet."),
+}
+# Words that the group answers itself rather than reading them as a log file's name.
+GROUP_WORDS = ("--help", "-h", "--version")
+# The scan command's output formats.
+FORMATS = ("terminal", "json", "jsonl")
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -9,20 +9,7 @@ import sys
 import click
 
 from .. import __version__
-
-# Subcommands are imported when used: each pulls in its own stages (audit, CI renderers, the file
-# follower), and a scan should not pay for them at start-up.
-SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
-    "scan": ("app", "scan", "Scan log FILES (or stdin) for torch.compile crashes."),
-    "watch": ("watch", "watch", "Follow live log files (like tail -F) and diagnose crashes as they complete."),
-    "ci": ("ci", "ci", "Annotate a CI run from its log artifacts (GitHub, SARIF, JUnit, GitLab, Markdown)."),
-    "audit": ("audit", "audit", "Find every call dynamo will reject in a library's call chain, statically."),
-    "signatures": ("signatures", "signatures", "Show and check the signature catalog."),
-    "explain": ("signatures", "explain", "Explain one signature: meaning, cause, fixes by context."),
-    "mine": ("mine", "mine", "Cluster crashes that no signature knows yet."),
-}
-# Words that the group answers itself rather than reading them as a log file's name.
-GROUP_WORDS = ("--help", "-h", "--version")
+from . import FORMATS, GROUP_WORDS, SUBCOMMANDS
 
 
 class DefaultScanGroup(click.Group):
@@ -61,9 +48,6 @@ def cli() -> None:
     crashlens audit pkg.mod:func    find every dynamo blocker in a call chain
     crashlens signatures list       show the catalog
     """
-
-
-FORMATS = ("terminal", "json", "jsonl")
 
 
 @click.command("scan")

@@ -14,10 +14,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of
 if TYPE_CHECKING:
     from typing import Any
 
-# Must agree with app.SUBCOMMANDS, app.GROUP_WORDS and app.FORMATS (a test checks).
-SUBCOMMANDS = frozenset({"scan", "watch", "ci", "audit", "signatures", "explain", "mine"})
-GROUP_WORDS = ("--help", "-h", "--version")
-FORMATS = ("terminal", "json", "jsonl")
+from . import FORMATS, GROUP_WORDS, SUBCOMMANDS
 
 VERSION = "version"  # what parse gives for `crashlens --version`
 _FLAGS = {"--audit": ("audit", True), "--no-audit": ("audit", False), "--color": ("color", True),
