@@ -163,14 +163,12 @@ def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
 
     fd = fh.fileno() if hasattr(fh, "fileno") and not path.endswith(".gz") else -1
     st = os.fstat(fd) if fd >= 0 else None
-    regular = st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread")
-    if not regular or st is None:
-        return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay)
-    pf = Prefilter(cat)
-    locator = Locator.create(pf.markers)
-    if locator is None:
-        return scan_located(name, ((c, None) for c in iter_line_chunks(fh)), cat, next_blockers, replay, pf)
-    return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf)
+    if st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread"):
+        pf = Prefilter(cat)
+        locator = Locator.create(pf.markers)
+        if locator is not None:
+            return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf)
+    return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay)
 
 
 def scan_located(
