@@ -269,10 +269,10 @@ def compile_pattern(pat: str, where: str, negative: bool = False) -> CatalogPatt
         return CatalogPattern(pat, where, negative, dict(checked.groupindex))
     except (re.error, ValueError, OverflowError, RecursionError):
         pass  # `regex`-only syntax (\p{..}, possessive quantifiers, ...): let `regex` judge it now
+    mod = _regex()
     try:
-        mod = _regex()
         rx = mod.compile(pat, mod.MULTILINE | mod.V0)
-    except (_regex().error, ValueError, OverflowError, RecursionError) as e:
+    except (mod.error, ValueError, OverflowError, RecursionError) as e:
         raise CatalogError(f"{where}: pattern {pat!r} does not compile: {e}") from None
     return CatalogPattern(pat, where, negative, dict(rx.groupindex), rx)
 
