@@ -9,6 +9,7 @@ from ..cipaths import Location
 from ..diagnose import short_path
 from ..pipeline import ScanResult
 from ..records import Diagnosis
+from .text import findings, plural
 
 # GitHub refuses a step summary over 1 MiB; stay well below, whatever else the step wrote.
 SUMMARY_LIMIT = 1_000_000
@@ -120,8 +121,8 @@ def section(n: int, d: Diagnosis, loc: Location | None) -> str:
             log += f" · seen {len(d.occurrences)} times"
         lines.append(log)
     ctx = d.context
-    bits = [ctx.mode or ctx.server or "plain torch.compile"]
-    if ctx.fullgraph is not None:
+    bits = [ctx.mode or ctx.server or ("plain torch.compile" if d.family == "dynamo" else "no server detected")]
+    if ctx.fullgraph is not None and d.family == "dynamo":
         bits.append("fullgraph=True" if ctx.fullgraph else "graph breaks allowed")
     lines.append(f"- **Context:** {inline(' · '.join(bits))}")
     lines.append(f"- **Match:** {inline(d.signature or d.family)} · {_severity(d)} · confidence {d.confidence:.2f}"
@@ -149,9 +150,7 @@ def render(result: ScanResult, locations: Mapping[str, Location] | None = None, 
     locs = locations or {}
     ds = result.diagnoses
     n_src = len(result.sources)
-    fatal = sum(1 for d in ds if d.fatal)
-    title = (f"## crashlens: {len(ds)} distinct crash{'es' if len(ds) != 1 else ''} ({fatal} fatal)"
-             f" in {n_src} log{'s' if n_src != 1 else ''}, {result.total_lines} lines")
+    title = f"## crashlens: {findings(ds)} in {plural(n_src, 'log')}, {plural(result.total_lines, 'line')}"
     head = [title, ""]
     if not ds:
         return "\n".join(head + ["No torch.compile crash found.", ""])
