@@ -181,9 +181,29 @@ def check_gitlab(text: str) -> list[dict]:
 _OWN_TAGS = re.compile(r"</?(?:details|summary)>")
 
 
+_FENCE_OPEN = re.compile(r"^( *)(`{3,})python$")
+
+
 def check_markdown(text: str) -> str:
-    """No HTML but crashlens's own tags, not even inside code spans (some Markdown consumers are not CommonMark)."""
-    rest = _OWN_TAGS.sub("", text)
+    """No HTML but crashlens's own tags, not even inside code spans (some Markdown consumers are not CommonMark).
+    Fenced code blocks (code examples) are inert text in every CommonMark renderer and keep code as written; each
+    closes with its own fence, and nothing inside could close it earlier."""
+    prose: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines():
+        if fence is not None:
+            if line.strip() == fence:
+                fence = None
+            else:
+                assert "`" * len(fence) not in line and "~~~" not in line, line
+            continue
+        m = _FENCE_OPEN.match(line)
+        if m:
+            fence = m.group(2)
+            continue
+        prose.append(line)
+    assert fence is None, "a code fence left open"
+    rest = _OWN_TAGS.sub("", "\n".join(prose))
     assert "<" not in rest, [ln for ln in rest.splitlines() if "<" in ln]
     return rest
 

@@ -232,3 +232,63 @@ def test_bash_completion_works_in_bash(tmp_path: Path) -> None:
 def test_an_unknown_completion_instruction_is_one_line(tmp_path: Path) -> None:
     p = _run_in(tmp_path, env={"_CRASHLENS_COMPLETE": "tcsh_source"})
     assert_one_line_error(p, 2, "_CRASHLENS_COMPLETE=tcsh_source", "bash_source")
+
+
+# --- Markdown: code examples are code, @ is not a mention, | does not end a table cell -----------------------------
+
+
+def _markdown_tokens(text: str) -> list:
+    markdown_it = pytest.importorskip("markdown_it")  # installed with rich
+    md = markdown_it.MarkdownIt("commonmark").enable("table")
+    return md.parse(text)
+
+
+def _walk(tokens: list):
+    for t in tokens:
+        yield t
+        yield from _walk(t.children or [])
+
+
+def test_markdown_code_examples_are_fenced_code_blocks(tmp_path: Path) -> None:
+    text = _run_in(tmp_path, "ci", str(FATAL), "-f", "markdown").stdout.decode()
+    fences = [t for t in _markdown_tokens(text) if t.type == "fence"]
+    assert fences, "the custom-op example is a code block"
+    code = fences[0].content
+    assert fences[0].info == "python"
+    # the example as written: decorator, signature and fake, one per line, nothing escaped
+    assert '@torch.library.custom_op("mylib::fp4_quantize", mutates_args=())\n' in code
+    assert "\ndef fp4_quantize_op(x: torch.Tensor, ...) -> torch.Tensor:" in code
+    assert "\\_" not in code and "&lt;" not in code
+
+
+def test_markdown_makes_no_mentions(tmp_path: Path) -> None:
+    # the catalog's prose says @torch.compiler.disable; log text can say @someone
+    log = tmp_path / "at.log"
+    log.write_text(FATAL.read_text(encoding="utf-8").replace(
+        "Attempted to call function marked as skipped", "Attempted to call function marked as skipped cc @oncall", 1),
+        encoding="utf-8")
+    texts = []
+    for path in (log, GRAPH_BREAKS):
+        md = _run_in(tmp_path, "ci", str(path), "-f", "markdown").stdout.decode()
+        assert "@torch.compiler.disable" in md or "@torch.library" in md
+        texts += [t.content for t in _walk(_markdown_tokens(md)) if t.type == "text"]
+    mentions = [t for t in texts if re.search(r"(?<![\w@])@\w", t)]
+    assert not mentions  # every @word is inside code, where GitHub and GitLab make no mention
+
+
+def test_markdown_table_cells_hold_a_pipe(tmp_path: Path) -> None:
+    log = tmp_path / "server|rank0.log"  # the Where cell names the log (it lies in the repository root)
+    shutil.copy(FATAL, log)
+    md = _run_in(tmp_path, "ci", str(log), "-f", "markdown").stdout.decode()
+    tokens = _markdown_tokens(md)
+    rows, row = [], None
+    for t in tokens:
+        if t.type == "tr_open":
+            row = []
+        elif t.type == "inline" and row is not None:
+            row.append(t.content)
+        elif t.type == "tr_close":
+            rows.append(row)
+            row = None
+    assert rows and all(len(r) == 5 for r in rows), rows
+    assert rows[1][3].startswith("server|rank0.log:"), rows[1]

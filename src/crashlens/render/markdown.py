@@ -22,6 +22,10 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
 _MD_PUNCT = re.compile(r"([\\`*_\[\]#|~])")
 _BLOCK_START = re.compile(r"^(\s*)([-+*=>#]|\d+[.)])")
 _TICKS = re.compile(r"`+")
+# `@name` is a mention on GitHub (and GitLab): a decorator such as @torch.compiler.disable, or an @user in
+# log text, would notify someone. Mentions are never made inside code, so such words become code spans.
+_MENTION = re.compile(r"(?<![\w@`])@[A-Za-z0-9_][\w.\-]*")
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 
 
 def clean(text: str, limit: int = MAX_FIELD) -> str:
@@ -31,8 +35,20 @@ def clean(text: str, limit: int = MAX_FIELD) -> str:
 
 
 def inline(text: str, limit: int = MAX_FIELD) -> str:
-    """Text for a Markdown paragraph or table cell: no markup, no HTML, no line breaks."""
+    """Text for a Markdown paragraph or table cell: no markup, no HTML, no line breaks, no @mentions
+    (`|` is escaped too, so a value cannot end a table cell)."""
     s = clean(" ".join(text.splitlines()), limit)
+    out: list[str] = []
+    i = 0
+    for m in _MENTION.finditer(s):
+        out.append(_escape(s[i : m.start()]))
+        out.append(f"`{m.group()}`")
+        i = m.end()
+    out.append(_escape(s[i:]))
+    return "".join(out)
+
+
+def _escape(s: str) -> str:
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_PUNCT.sub(r"\\\1", s)
 
@@ -81,7 +97,49 @@ def _escape_marker(marker: str) -> str:
 
 
 def prose_lines(text: str, indent: str = "") -> list[str]:
-    return [indent + prose(ln.strip()) for ln in text.strip().splitlines() if ln.strip()]
+    """Catalog prose as Markdown lines. A run of indented lines is a code example and becomes a fenced
+    code block (a run starting with "- " is a list); everything else is one escaped paragraph."""
+    out: list[str] = []
+    for kind, lines in _blocks(text):
+        if kind == "code":
+            out += ["", *fenced(lines, indent), ""]
+        elif kind == "list":
+            out += [indent + ("- " + prose(ln.strip()[2:]) if ln.strip().startswith("- ") else "  " + prose(ln.strip()))
+                    for ln in lines]
+        else:
+            out += [indent + prose(ln.strip()) for ln in lines]
+    while out and not out[-1]:
+        out.pop()
+    while out and not out[0]:
+        out.pop(0)
+    return out
+
+
+def _blocks(text: str) -> list[tuple[str, list[str]]]:
+    """(kind, lines) runs: "prose", "code" (indented lines), "list" (indented lines starting "- ")."""
+    blocks: list[tuple[str, list[str]]] = []
+    for raw in text.strip("\n").splitlines():
+        if not raw.strip():
+            continue
+        kind = "code" if raw[:1] in (" ", "\t") and raw.strip() else "prose"
+        if blocks and blocks[-1][0] != "prose" and kind == "code":
+            blocks[-1][1].append(raw)
+        elif blocks and blocks[-1][0] == kind == "prose":
+            blocks[-1][1].append(raw)
+        else:
+            blocks.append((kind, [raw]))
+    return [("list" if k == "code" and ls[0].strip().startswith("- ") else k, ls) for k, ls in blocks]
+
+
+def fenced(lines: list[str], indent: str = "") -> list[str]:
+    """A fenced Python code block: the text as written (code is inert in CommonMark), control characters
+    gone, and a fence longer than any backtick run inside, so the text cannot close it."""
+    body = [clean(ln.expandtabs(4)).rstrip() for ln in lines]
+    margin = min((len(ln) - len(ln.lstrip()) for ln in body if ln.strip()), default=0)
+    body = [ln[margin:] for ln in body]
+    longest = max((len(m) for ln in body for m in _FENCE_RUN.findall(ln)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{indent}{fence}python", *(indent + ln if ln else "" for ln in body), f"{indent}{fence}"]
 
 
 def where(d: Diagnosis, loc: Location | None) -> str:
