@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "signatures": ("signatures", "signatures", "Show and check the signature catalog."),
     "explain": ("signatures", "explain", "Explain one signature: meaning, cause, fixes by context."),
     "mine": ("mine", "mine", "Cluster crashes that no signature knows yet."),
+    "schema": ("schema", "schema", "Print the JSON Schema of the crashlens/v1 output."),
 }
 # Words that the group answers itself rather than reading them as a log file's name.
 GROUP_WORDS = ("--help", "-h", "--version")
