@@ -35,7 +35,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
 }
 # Words that the group answers itself rather than reading them as a log file's name.
 GROUP_WORDS = ("--help", "-h", "--version")
-# Set by a shell's completion script (README "Shell completion"); click answers it, never the fast path.
+# Set by a shell's completion script (README "Install"); click answers it, never the fast path.
 COMPLETE_VAR = "_CRASHLENS_COMPLETE"
 # The scan command's output formats.
 FORMATS = ("terminal", "json", "jsonl")
