@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLES, assert_one_line_error, crashlens_exe, run_cli
+from crashlens.cli import main
 
 GRAPH_BREAKS = SAMPLES / "sglang-torch-compile-graph-breaks.log"  # TORCH_LOGS=graph_breaks, no crash
 FATAL = SAMPLES / "sglang-1rank-pcg-fp4.log"  # one fatal Unsupported under SGLang's piecewise CUDA graph
@@ -292,3 +293,36 @@ def test_markdown_table_cells_hold_a_pipe(tmp_path: Path) -> None:
             row = None
     assert rows and all(len(r) == 5 for r in rows), rows
     assert rows[1][3].startswith("server|rank0.log:"), rows[1]
+
+
+# --- no line of any report can run a workflow command where it is printed ------------------------------------------
+
+_EVIL = "::add-mask::pwn ##[set-output name=x]y"
+
+
+@pytest.mark.parametrize(("where", "old"), [
+    ("culprit source line", 'txt = subprocess.check_output([compiler, "--version"], text=True)'),
+    ("function name", "in get_cuda_version\n"),
+    ("entry function", "in fp4_quantize\n"),
+    ("exception message", "Attempted to call function marked as skipped\n"),
+    ("file path", "/work/main/samples/repro/fakeinfer/jit/cpp_ext.py"),
+])
+def test_no_report_line_starts_a_workflow_command(tmp_path: Path, capfd: pytest.CaptureFixture[str], where: str,
+                                                 old: str) -> None:
+    from test_ci import check_github, run_ci  # check_github parses output as the Actions runner does
+
+    new = {"function name": f"in {_EVIL}\n", "entry function": f"in {_EVIL}\n",
+           "exception message": f"Attempted to call function marked as skipped\n  {_EVIL}\n",
+           "file path": f"/x/{_EVIL}/cpp_ext.py"}.get(where, f"{_EVIL} x")
+    text = FATAL.read_text(encoding="utf-8")
+    assert old in text
+    log = tmp_path / "evil.log"
+    log.write_text(text.replace(old, new), encoding="utf-8")
+    for fmt in ("markdown", "junit", "github", "json", "sarif", "gitlab"):
+        rc, out, _ = run_ci(capfd, str(log), "-f", fmt, "--fail-on", "never", "--repo-root", str(tmp_path))
+        assert rc == 0
+        check_github(out)
+    for fmt in ("json", "jsonl"):
+        with pytest.raises(SystemExit):
+            main(["--format", fmt, "--no-audit", str(log)])
+        check_github(capfd.readouterr().out)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from ..cipaths import Location
 from ..pipeline import ScanResult
 from ..records import Diagnosis
-from .text import headline_rows
+from .text import headline_rows, no_workflow_commands
 
 # Characters XML 1.0 does not allow even as references; ElementTree would write them and the file would not parse.
 _ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -20,7 +20,7 @@ MAX_BODY = 64 * 1024
 
 
 def xml_text(s: str, limit: int = MAX_BODY) -> str:
-    s = _ILLEGAL_XML.sub("", _ANSI.sub("", s))
+    s = no_workflow_commands(_ILLEGAL_XML.sub("", _ANSI.sub("", s)))
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

@@ -9,7 +9,7 @@ from ..cipaths import Location
 from ..diagnose import short_path
 from ..pipeline import ScanResult
 from ..records import Diagnosis
-from .text import findings, plural
+from .text import findings, no_workflow_commands, plural
 
 # GitHub refuses a step summary over 1 MiB; stay well below, whatever else the step wrote.
 SUMMARY_LIMIT = 1_000_000
@@ -201,6 +201,12 @@ def section(n: int, d: Diagnosis, loc: Location | None) -> str:
 
 def render(result: ScanResult, locations: Mapping[str, Location] | None = None, max_bytes: int = SUMMARY_LIMIT,
            annotated: int | None = None) -> str:
+    """The summary of a CI run (see _render); no line of it can run a workflow command where it is printed."""
+    return no_workflow_commands(_render(result, locations, max_bytes, annotated))
+
+
+def _render(result: ScanResult, locations: Mapping[str, Location] | None, max_bytes: int,
+            annotated: int | None) -> str:
     """The summary of a CI run: a table of every distinct crash, then one section each, within max_bytes.
 
     `annotated`: how many crashes got a GitHub annotation (the rest are only here), or None outside GitHub.

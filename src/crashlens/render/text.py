@@ -39,3 +39,19 @@ def findings(ds: Sequence[Diagnosis]) -> str:
         return crashes
     breaks = plural(other, "non-fatal graph break", "non-fatal graph breaks")
     return f"{crashes} and {breaks}" if fatal else f"no crash, {breaks}"
+
+
+def no_workflow_commands(text: str) -> str:
+    """Text in which no line can be read as a GitHub workflow command, wherever it is printed (a report on
+    stdout in an Actions job is parsed line by line): a line that starts with `::` once leading blanks are
+    trimmed, as the runner trims them, gets a word joiner (U+2060, invisible) between its colons, and the
+    legacy `##[` form, recognised anywhere in a line, one inside it."""
+    if "::" not in text and "##[" not in text:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        lead = len(line) - len(line.lstrip())
+        if line.startswith("::", lead):
+            line = line[: lead + 1] + "\u2060" + line[lead + 1 :]
+        lines[i] = line.replace("##[", "#\u2060#[")
+    return "\n".join(lines)
