@@ -338,7 +338,7 @@ def test_summary_size_limit() -> None:
     many = ScanResult(result.sources, tuple(ds))
     text = markdown.render(many, {}, max_bytes=200_000)
     assert len(text.encode()) <= 200_000
-    assert "more crashes not shown here" in text
+    assert "more findings not shown here" in text
     assert len(markdown.render(many, {}).encode()) < 1024 * 1024
 
 

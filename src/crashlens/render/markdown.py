@@ -235,7 +235,7 @@ def _render(result: ScanResult, locations: Mapping[str, Location] | None, max_by
         sec = section(n, d, locs.get(d.id)) + "\n"
         size = len(sec.encode())
         if used + size + reserve > max_bytes:
-            text += (f"*{len(ds) - n + 1} more crash{'es' if len(ds) - n + 1 != 1 else ''} not shown here"
+            text += (f"*{plural(len(ds) - n + 1, 'more finding')} not shown here"
                      " (size limit); see the SARIF or JSON report.*\n")
             break
         text += sec
