@@ -19,7 +19,9 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
-SHARED = ROOT.parent / "shared"
+# The shared, read-only data (corpus, research notes, the SARIF schema): ../shared beside the checkout, or
+# wherever $CRASHLENS_SHARED says (a CI checkout elsewhere). Tests that need it skip, saying so, without it.
+SHARED = Path(os.environ["CRASHLENS_SHARED"]) if os.environ.get("CRASHLENS_SHARED") else ROOT.parent / "shared"
 CORPUS = SHARED / "corpus" / "dev"
 
 
@@ -65,3 +67,11 @@ def cli():
 def needs_corpus() -> None:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus/dev is not present")
+
+
+def needs_shared(relpath: str) -> Path:
+    """A file of the shared data, or a skip that says where it was looked for."""
+    path = SHARED / relpath
+    if not path.is_file():
+        pytest.skip(f"{path} is not present (../shared beside the checkout, or set CRASHLENS_SHARED)")
+    return path

@@ -1,4 +1,4 @@
-"""What a scan loads. Most of a small scan's start-up time is imports (README "Performance"); a
+"""What a scan loads. Most of a small scan's start-up time is imports (docs/performance.md); a
 module that comes back onto the common path costs every run, and no timing test would catch it on a
 noisy machine. Here the modules themselves are checked."""
 

@@ -120,7 +120,7 @@ class _Handle:
         fd = self.fh.fileno()
         budget = READ_PER_POLL
         while budget > 0:
-            data = os.pread(fd, min(65536, budget), self.offset)
+            data = _pread(self.fh, fd, min(65536, budget), self.offset)
             if not data:
                 break
             self.offset += len(data)
@@ -141,8 +141,18 @@ class _Handle:
         return [raw] if raw is not None else []
 
 
+def _pread(fh: BinaryIO, fd: int, n: int, at: int) -> bytes:
+    """os.pread; where it is missing (Windows), a seek and a read on the handle, which only this
+    follower uses, so nothing else moves its offset in between."""
+    pread = getattr(os, "pread", None)
+    if pread is not None:
+        return pread(fd, n, at)  # type: ignore[no-any-return]
+    fh.seek(at)
+    return fh.read(n)
+
+
 def _fingerprint(fh: BinaryIO, length: int) -> bytes:
-    head = os.pread(fh.fileno(), length, 0) if length else b""
+    head = _pread(fh, fh.fileno(), length, 0) if length else b""
     return hashlib.blake2b(head, digest_size=16).digest()
 
 
@@ -337,6 +347,10 @@ def stream_chunks(
             ready, _, _ = select.select([fd], [], [], interval)
         except InterruptedError:
             continue
+        except OSError:
+            # Windows selects sockets only: read the pipe as it comes (no idle ticks between writes).
+            yield from iter(lambda: os.read(fd, 65536), b"")
+            return
         waited = time.monotonic() - t0
         if not ready:
             interval = min(max_interval, interval * BACKOFF)

@@ -31,11 +31,32 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "signatures": ("signatures", "signatures", "Show and check the signature catalog."),
     "explain": ("signatures", "explain", "Explain one signature: meaning, cause, fixes by context."),
     "mine": ("mine", "mine", "Cluster crashes that no signature knows yet."),
+    "schema": ("schema", "schema", "Print the JSON Schema of the crashlens/v1 output."),
 }
 # Words that the group answers itself rather than reading them as a log file's name.
 GROUP_WORDS = ("--help", "-h", "--version")
+# Set by a shell's completion script (README "Install"); click answers it, never the fast path.
+COMPLETE_VAR = "_CRASHLENS_COMPLETE"
 # The scan command's output formats.
 FORMATS = ("terminal", "json", "jsonl")
+
+
+def unknown_command(word: str) -> str | None:
+    """`crashlens help`, `crashlens wach x.log`: a first word that is neither a subcommand nor an existing
+    file, and looks like a command (no path separator, no dot), is a mistyped command, not a missing log.
+    The message names the nearest command; None when the word may well be a file's name."""
+    if word in SUBCOMMANDS or word.startswith("-") or not word.replace("-", "").replace("_", "").isalnum():
+        return None
+    if os.path.lexists(word):
+        return None
+    import difflib
+
+    if word in ("help", "h"):
+        hint = "`crashlens --help`"
+    else:
+        near = difflib.get_close_matches(word, list(SUBCOMMANDS), n=1, cutoff=0.6)
+        hint = f"`crashlens {near[0]}`" if near else f"one of {', '.join(SUBCOMMANDS)}"
+    return f"{word}: no such command (did you mean {hint}?), and no file of that name to scan"
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -87,6 +108,10 @@ def main(argv: list[str] | None = None) -> Any:
 
 def _run(args: list[str]) -> Any:
     """Parse and run one command line; its return value is the exit status."""
+    if COMPLETE_VAR in os.environ:
+        from .app import complete
+
+        return complete(os.environ[COMPLETE_VAR])
     from .fastpath import VERSION, parse
 
     plan = parse(args)
@@ -94,6 +119,11 @@ def _run(args: list[str]) -> Any:
         sys.stdout.write(f"crashlens, version {__version__}\n")  # what click's version option writes
         return EXIT_OK
     if isinstance(plan, dict):
+        mistyped = unknown_command(args[0]) if args and args[0] != "scan" else None
+        if mistyped:
+            from ..errors import UserError
+
+            raise UserError(mistyped)
         from .scan import scan_and_report
 
         return scan_and_report(plan["files"], plan["fmt"], plan["signatures"], plan["audit"], plan["color"],

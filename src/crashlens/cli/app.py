@@ -5,11 +5,33 @@ lines without importing this; tests/test_cli_fastpath.py holds the two to the sa
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from .. import __version__
-from . import FORMATS, GROUP_WORDS, SUBCOMMANDS
+from . import COMPLETE_VAR, FORMATS, GROUP_WORDS, SUBCOMMANDS, unknown_command
+
+COMPLETION_SHELLS = ("bash", "zsh", "fish")
+
+
+def complete_path(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion for a log-file argument: the shell's own file-name completion."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(incomplete, type="file")]
+
+
+def complete(instruction: str) -> int:
+    """`_CRASHLENS_COMPLETE=bash_source crashlens` (zsh_source, fish_source) prints the shell's completion
+    script; the script then calls crashlens with `{shell}_complete` on every Tab."""
+    from click.shell_completion import shell_complete
+
+    shell, _, action = instruction.partition("_")
+    if shell not in COMPLETION_SHELLS or action not in ("source", "complete"):
+        raise click.UsageError(f"{COMPLETE_VAR}={instruction}: not a completion instruction; use one of "
+                               + ", ".join(f"{sh}_source" for sh in COMPLETION_SHELLS))
+    return shell_complete(cli, {}, "crashlens", COMPLETE_VAR, instruction)
 
 
 class DefaultScanGroup(click.Group):
@@ -30,7 +52,22 @@ class DefaultScanGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(name, spec[2]) for name, spec in SUBCOMMANDS.items()])
 
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        """`crashlens <Tab>`: the subcommands that match, else the shell's file names (a log to scan)."""
+        from click.shell_completion import CompletionItem
+
+        items = super().shell_complete(ctx, incomplete)
+        return items if incomplete.startswith("-") else [CompletionItem(incomplete, type="file"), *items]
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and ctx.resilient_parsing:  # shell completion of the first word: offer the subcommands
+            return super().parse_args(ctx, args)
+        if args and not ctx.resilient_parsing:
+            mistyped = unknown_command(args[0])
+            if mistyped:
+                from ..errors import UserError
+
+                raise UserError(mistyped)
         if not args or (args[0] not in SUBCOMMANDS and args[0] not in GROUP_WORDS):
             args = ["scan", *args]
         return super().parse_args(ctx, args)
@@ -51,7 +88,7 @@ def cli() -> None:
 
 
 @click.command("scan")
-@click.argument("files", nargs=-1, type=str)
+@click.argument("files", nargs=-1, type=str, shell_complete=complete_path)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="terminal",
               show_default=True, help="Output format; json is the crashlens/v1 document.")
 @click.option("--signatures", "signatures", multiple=True, metavar="DIR",

@@ -16,6 +16,9 @@ from ..pipeline import ScanResult, combine, scan_file, scan_lines
 from ..read import InputError, iter_lines, open_source
 
 FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json")
+# `--output FILE` without a --format: the format its extension names (longest suffix first).
+FORMAT_OF_EXTENSION = {".sarif.json": "sarif", ".sarif": "sarif", ".xml": "junit", ".json": "json",
+                       ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 _ORDER_KEY = "crashlens.ci.option_order"
 
 
@@ -34,7 +37,9 @@ def pair_outputs(order: list[str], formats: tuple[str, ...], outputs: tuple[str,
     if not formats:
         if len(outputs) > 1:
             raise click.UsageError("several --output given without --format: give a --format before each --output")
-        return [(default, outputs[0] if outputs else None)]
+        if not outputs or outputs[0] == "-":
+            return [(default, None)]
+        return [(format_of_output(outputs[0]), outputs[0])]
     if len(order) != len(formats) + len(outputs):  # called without the command line (tests, API): pair by position
         order = [x for i in range(max(len(formats), len(outputs)))
                  for x in (["formats"] if i < len(formats) else []) + (["outputs"] if i < len(outputs) else [])]
@@ -57,6 +62,20 @@ def pair_outputs(order: list[str], formats: tuple[str, ...], outputs: tuple[str,
     if len(set(files)) != len(files):
         raise click.UsageError("two formats write the same --output file")
     return out
+
+
+def format_of_output(path: str) -> str:
+    """The format an --output file's extension names; a name that names none is refused, never guessed."""
+    name = os.path.basename(path).lower()
+    for ext, fmt in sorted(FORMAT_OF_EXTENSION.items(), key=lambda kv: -len(kv[0])):
+        if name.endswith(ext):
+            if fmt in FORMATS:
+                return fmt
+            raise click.UsageError(f"--output {path}: ci has no {fmt} format; give --format before it"
+                                   f" ({', '.join(FORMATS)})")
+    known = ", ".join(dict.fromkeys(e for e, f in FORMAT_OF_EXTENSION.items() if f in FORMATS))
+    raise click.UsageError(f"--output {path}: cannot tell the format from its name ({known});"
+                           " give --format before it")
 
 
 def default_format() -> str:
@@ -102,7 +121,7 @@ def scan_artifacts(files: list[str], cat: Catalog) -> ScanResult:
     return combine(per_source)
 
 
-def render(fmt: str, result: ScanResult, locations: dict[str, Location], cat: Catalog) -> str:
+def render(fmt: str, result: ScanResult, locations: dict[str, Location], cat: Catalog, fail_on: str = "fatal") -> str:
     if fmt == "github":
         from ..render import github
 
@@ -118,7 +137,7 @@ def render(fmt: str, result: ScanResult, locations: dict[str, Location], cat: Ca
     if fmt == "junit":
         from ..render import junit
 
-        return junit.render(result, locations)
+        return junit.render(result, locations, fail_on)
     if fmt == "gitlab":
         from ..render import gitlab
 
@@ -169,7 +188,8 @@ def append_step_summary(path: str, result: ScanResult, locations: dict[str, Loca
 @click.option("--format", "-f", "formats", multiple=True, type=click.Choice(FORMATS),
               help="Output format; repeat for several (default: github under GitHub Actions, else markdown).")
 @click.option("--output", "-o", "outputs", multiple=True, metavar="FILE",
-              help="File for the --format given just before it (default: stdout; at most one format on stdout).")
+              help="File for the --format given just before it (default: stdout; at most one format on stdout)."
+                   " Without --format its extension names the format: .sarif, .xml (junit), .json, .md.")
 @click.option("--fail-on", type=click.Choice(["fatal", "any", "never"]), default="fatal", show_default=True,
               help="Exit 1 when a fatal crash (or any crash) was found; never: always exit 0.")
 @click.option("--signatures", "signatures", multiple=True, metavar="DIR",
@@ -210,7 +230,7 @@ def ci(ctx: click.Context, paths: tuple[str, ...], formats: tuple[str, ...], out
         raise click.UsageError(str(e)) from None
     locations = locate_all(result.diagnoses, mapper)
     for fmt, out in pairs:
-        text = render(fmt, result, locations, cat)
+        text = render(fmt, result, locations, cat, fail_on)
         if out is None:
             sys.stdout.flush()
             sys.stdout.buffer.write(text.encode("utf-8"))
@@ -226,10 +246,13 @@ def ci(ctx: click.Context, paths: tuple[str, ...], formats: tuple[str, ...], out
             append_step_summary(summary_path, result, locations)
         except OSError as e:
             sys.stderr.write(f"crashlens: warning: cannot append to $GITHUB_STEP_SUMMARY ({e.strerror or e})\n")
+    from ..render.text import plural
+
     unlocated = sum(1 for loc in locations.values() if loc.path is None)
     if unlocated and any(f in ("sarif", "gitlab") for f, _ in pairs):
         sys.stderr.write(
-            f"crashlens: note: {unlocated} crash(es) point outside the repository ({mapper.repo_root}); SARIF lists"
+            f"crashlens: note: {plural(unlocated, 'finding points', 'findings point')} outside the repository"
+            f" ({mapper.repo_root}); SARIF lists"
             " them as notifications and GitLab leaves them out. Use --path-map or keep the logs in the checkout.\n")
     if fail_on == "never":
         return 0

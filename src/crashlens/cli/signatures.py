@@ -70,13 +70,26 @@ def explain(sig_id: str, extra: tuple[str, ...]) -> None:
     if sig.why:
         t.append("Why it happens\n", style="bold underline")
         t.append(sig.why.strip() + "\n\n")
-    t.append("Fixes (best first; contexts in brackets)\n", style="bold underline")
-    for f in sorted(sig.fixes, key=lambda f: f.rank):
+    from ..diagnose import reflow
+    from ..render.explain import described, placeholders, stands_for
+
+    t.append("Fixes (best first; contexts in brackets; each <name> is filled in from the crash)\n",
+             style="bold underline")
+    fixes = sorted(sig.fixes, key=lambda f: f.rank)
+    for f in fixes:
         ctx = ",".join(sorted(f.contexts))
         srv = f" servers={','.join(sorted(f.servers))}" if f.servers else ""
-        t.append(f"  {f.rank:>3} [{f.kind}] [{ctx}{srv}] {f.title}\n")
+        t.append(f"  {f.rank:>3} [{f.kind}] [{ctx}{srv}] {described(f.title)}\n")
+        for ln in reflow(described(f.detail)).splitlines():
+            t.append(f"        {ln}\n")
         if f.safety:
             t.append(f"        safety: {f.safety}\n", style="dim")
+    used = placeholders(*(x for f in fixes for x in (f.title, f.detail)))
+    if used:
+        t.append("\nFilled in from each crash\n", style="bold underline")
+        width = max(len(n) for n in used) + 2
+        for name in used:
+            t.append(f"  {'<' + name + '>':<{width}}  {stands_for(name)}\n")
     t.append(f"\nExamples: {sum(e.expect_match for e in sig.examples)} positive, "
              f"{sum(not e.expect_match for e in sig.examples)} negative; defined in {sig.path}\n")
     c.print(t)

@@ -261,10 +261,11 @@ class _Reporter:
     def _status_text(self) -> Any:
         from rich.text import Text
 
+        from ..render.text import findings
+
         lines = sum(s.lines for s in self.sessions)
-        fatal = sum(1 for d in self.seen.values() if d.fatal)
-        what = f"{len(self.files)} file(s)" if len(self.files) != 1 else self.files[0]
-        t = Text(f"watching {what} · {lines} lines · {len(self.seen)} crash(es), {fatal} fatal", style="dim")
+        what = f"{len(self.files)} files" if len(self.files) != 1 else self.files[0]
+        t = Text(f"watching {what} · {lines} lines · {findings(list(self.seen.values()))}", style="dim")
         for n, i in enumerate(self.order[:6], 1):
             d = self.seen[i]
             ranks = len(d.ranks)

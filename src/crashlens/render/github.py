@@ -11,7 +11,7 @@ from ..pipeline import ScanResult
 from ..records import Diagnosis
 from . import markdown
 from .markdown import clean
-from .text import headline_rows
+from .text import findings, headline_rows, plural
 
 # GitHub keeps 10 error + 10 warning annotations per step and silently drops the rest.
 MAX_PER_KIND = 10
@@ -77,12 +77,11 @@ def annotation_lines(result: ScanResult, locations: Mapping[str, Location]) -> l
 def _report(result: ScanResult, locations: Mapping[str, Location], annotated: int) -> list[str]:
     """The plain-text report for the job log. It echoes log text, so the caller fences it."""
     ds = result.diagnoses
-    fatal = sum(1 for d in ds if d.fatal)
-    head = f"crashlens: {len(ds)} distinct crash(es) ({fatal} fatal) in {len(result.sources)} log(s),"
-    out = [f"{head} {result.total_lines} lines"]
+    out = [f"crashlens: {findings(ds)} in {plural(len(result.sources), 'log')}, {plural(result.total_lines, 'line')}"]
     if annotated < len(ds):
-        out.append(f"{len(ds) - annotated} more crash(es) are not annotated (GitHub keeps {MAX_PER_KIND} per kind"
-                   " per step): see the job summary.")
+        more = len(ds) - annotated
+        out.append(f"{plural(more, 'more finding is', 'more findings are')} not annotated (GitHub keeps"
+                   f" {MAX_PER_KIND} per kind per step): see the job summary.")
     for n, d in enumerate(ds, 1):
         loc = locations.get(d.id)
         out.append(f"{n}. [{'fatal' if d.fatal else 'graph break'}] {d.title}  (id {d.id})")
@@ -108,7 +107,8 @@ def render(result: ScanResult, locations: Mapping[str, Location], token: str | N
             token = secrets.token_hex(16)
         lines += [f"::stop-commands::{token}", *report, f"::{token}::"]
     else:
-        lines.append(f"crashlens: no crash found in {len(result.sources)} log(s), {result.total_lines} lines")
+        lines.append(f"crashlens: no crash found in {plural(len(result.sources), 'log')},"
+                     f" {plural(result.total_lines, 'line')}")
     return "\n".join(lines) + "\n"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -58,4 +57,6 @@ def findings(result: ScanResult, locations: Mapping[str, Location]) -> list[dict
 
 
 def render(result: ScanResult, locations: Mapping[str, Location]) -> str:
-    return json.dumps(findings(result, locations), indent=2, ensure_ascii=False) + "\n"
+    from .json import dumps
+
+    return dumps(findings(result, locations), indent=2) + "\n"

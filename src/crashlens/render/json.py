@@ -50,11 +50,18 @@ def document(result: ScanResult) -> dict[str, Any]:
     }
 
 
+def dumps(doc: Any, indent: int | None = None) -> str:
+    """JSON text of `doc` that is safe to print in a CI log: `#` is written `\\u0023` where it would spell
+    `##[`, the legacy GitHub workflow-command prefix the runner finds anywhere in a line. The value is the
+    same; no line of JSON can start with `::` (strings hold no line breaks)."""
+    return json.dumps(doc, indent=indent, ensure_ascii=False).replace("##[", "#\\u0023[")
+
+
 def render(result: ScanResult) -> str:
-    return json.dumps(document(result), indent=2, ensure_ascii=False) + "\n"
+    return dumps(document(result), indent=2) + "\n"
 
 
 def render_line(d: Diagnosis) -> str:
     """One diagnosis as a single JSON line (jsonl streams, --exec payloads)."""
     doc = {"schema": SCHEMA, "crashlens_version": __version__, "diagnosis": diagnosis_json(d)}
-    return json.dumps(doc, ensure_ascii=False)
+    return dumps(doc)

@@ -1,4 +1,6 @@
-"""JUnit XML: one test case per distinct crash, failing with the diagnosis as its body."""
+"""JUnit XML: one test case per distinct finding. A fatal crash fails its test case with the diagnosis as its
+body; a non-fatal graph break (or warning) is a passing test case with the diagnosis in <system-out>, so the
+report is red exactly when the exit code is (`ci --fail-on`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Mapping
 from ..cipaths import Location
 from ..pipeline import ScanResult
 from ..records import Diagnosis
-from .text import headline_rows
+from .text import headline_rows, no_workflow_commands
 
 # Characters XML 1.0 does not allow even as references; ElementTree would write them and the file would not parse.
 _ILLEGAL_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -18,7 +20,7 @@ MAX_BODY = 64 * 1024
 
 
 def xml_text(s: str, limit: int = MAX_BODY) -> str:
-    s = _ILLEGAL_XML.sub("", _ANSI.sub("", s))
+    s = no_workflow_commands(_ILLEGAL_XML.sub("", _ANSI.sub("", s)))
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
@@ -47,12 +49,19 @@ def body(d: Diagnosis, loc: Location | None) -> str:
     return "\n".join(out) + "\n"
 
 
-def document(result: ScanResult, locations: Mapping[str, Location]) -> ET.Element:
+def failing(d: Diagnosis, fail_on: str = "fatal") -> bool:
+    """Whether a finding fails its test case: the same rule as the exit code of `ci --fail-on`, except that
+    `never` still marks a fatal crash (the job stays green; the report says what crashed)."""
+    return d.fatal or fail_on == "any"
+
+
+def document(result: ScanResult, locations: Mapping[str, Location], fail_on: str = "fatal") -> ET.Element:
     ds = result.diagnoses
-    n_fail = len(ds)
-    root = ET.Element("testsuites", name="crashlens", tests=str(max(1, len(ds))), failures=str(n_fail),
+    n_fail = sum(1 for d in ds if failing(d, fail_on))
+    n_tests = str(max(1, len(ds)))
+    root = ET.Element("testsuites", name="crashlens", tests=n_tests, failures=str(n_fail),
                       errors="0", skipped="0", time="0")
-    suite = ET.SubElement(root, "testsuite", name="crashlens", tests=str(max(1, len(ds))), failures=str(n_fail),
+    suite = ET.SubElement(root, "testsuite", name="crashlens", tests=n_tests, failures=str(n_fail),
                           errors="0", skipped="0", time="0")
     props = ET.SubElement(suite, "properties")
     for name, lines in result.sources:
@@ -68,14 +77,21 @@ def document(result: ScanResult, locations: Mapping[str, Location]) -> ET.Elemen
             attrs["file"] = xml_text(loc.path, 4096)
             attrs["line"] = str(loc.line)
         case = ET.SubElement(suite, "testcase", attrs)
-        msg = d.title + (f": {d.exception[0] or 'error'}: {d.exception[1]}" if d.exception else "")
-        failure = ET.SubElement(case, "failure", message=xml_text(" ".join(msg.split()), 1000),
-                                type=xml_text(d.signature or d.family, 200))
-        failure.text = xml_text(body(d, loc))
+        case_props = ET.SubElement(case, "properties")
+        for name, value in (("severity", "fatal" if d.fatal else "graph break"), ("id", d.id),
+                            ("signature", d.signature or d.family), ("confidence", f"{d.confidence:.2f}")):
+            ET.SubElement(case_props, "property", name=name, value=xml_text(value, 500))
+        if failing(d, fail_on):
+            msg = d.title + (f": {d.exception[0] or 'error'}: {d.exception[1]}" if d.exception else "")
+            failure = ET.SubElement(case, "failure", message=xml_text(" ".join(msg.split()), 1000),
+                                    type=xml_text(d.signature or d.family, 200))
+            failure.text = xml_text(body(d, loc))
+        else:  # a finding, not a failure: the test passes and its output carries the diagnosis
+            ET.SubElement(case, "system-out").text = xml_text(body(d, loc))
     return root
 
 
-def render(result: ScanResult, locations: Mapping[str, Location]) -> str:
-    root = document(result, locations)
+def render(result: ScanResult, locations: Mapping[str, Location], fail_on: str = "fatal") -> str:
+    root = document(result, locations, fail_on)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -9,6 +9,7 @@ from ..cipaths import Location
 from ..diagnose import short_path
 from ..pipeline import ScanResult
 from ..records import Diagnosis
+from .text import findings, no_workflow_commands, plural
 
 # GitHub refuses a step summary over 1 MiB; stay well below, whatever else the step wrote.
 SUMMARY_LIMIT = 1_000_000
@@ -21,6 +22,10 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
 _MD_PUNCT = re.compile(r"([\\`*_\[\]#|~])")
 _BLOCK_START = re.compile(r"^(\s*)([-+*=>#]|\d+[.)])")
 _TICKS = re.compile(r"`+")
+# `@name` is a mention on GitHub (and GitLab): a decorator such as @torch.compiler.disable, or an @user in
+# log text, would notify someone. Mentions are never made inside code, so such words become code spans.
+_MENTION = re.compile(r"(?<![\w@`])@[A-Za-z0-9_][\w.\-]*")
+_FENCE_RUN = re.compile(r"`{3,}|~{3,}")
 
 
 def clean(text: str, limit: int = MAX_FIELD) -> str:
@@ -30,8 +35,20 @@ def clean(text: str, limit: int = MAX_FIELD) -> str:
 
 
 def inline(text: str, limit: int = MAX_FIELD) -> str:
-    """Text for a Markdown paragraph or table cell: no markup, no HTML, no line breaks."""
+    """Text for a Markdown paragraph or table cell: no markup, no HTML, no line breaks, no @mentions
+    (`|` is escaped too, so a value cannot end a table cell)."""
     s = clean(" ".join(text.splitlines()), limit)
+    out: list[str] = []
+    i = 0
+    for m in _MENTION.finditer(s):
+        out.append(_escape(s[i : m.start()]))
+        out.append(f"`{m.group()}`")
+        i = m.end()
+    out.append(_escape(s[i:]))
+    return "".join(out)
+
+
+def _escape(s: str) -> str:
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MD_PUNCT.sub(r"\\\1", s)
 
@@ -80,7 +97,49 @@ def _escape_marker(marker: str) -> str:
 
 
 def prose_lines(text: str, indent: str = "") -> list[str]:
-    return [indent + prose(ln.strip()) for ln in text.strip().splitlines() if ln.strip()]
+    """Catalog prose as Markdown lines. A run of indented lines is a code example and becomes a fenced
+    code block (a run starting with "- " is a list); everything else is one escaped paragraph."""
+    out: list[str] = []
+    for kind, lines in _blocks(text):
+        if kind == "code":
+            out += ["", *fenced(lines, indent), ""]
+        elif kind == "list":
+            out += [indent + ("- " + prose(ln.strip()[2:]) if ln.strip().startswith("- ") else "  " + prose(ln.strip()))
+                    for ln in lines]
+        else:
+            out += [indent + prose(ln.strip()) for ln in lines]
+    while out and not out[-1]:
+        out.pop()
+    while out and not out[0]:
+        out.pop(0)
+    return out
+
+
+def _blocks(text: str) -> list[tuple[str, list[str]]]:
+    """(kind, lines) runs: "prose", "code" (indented lines), "list" (indented lines starting "- ")."""
+    blocks: list[tuple[str, list[str]]] = []
+    for raw in text.strip("\n").splitlines():
+        if not raw.strip():
+            continue
+        kind = "code" if raw[:1] in (" ", "\t") and raw.strip() else "prose"
+        if blocks and blocks[-1][0] != "prose" and kind == "code":
+            blocks[-1][1].append(raw)
+        elif blocks and blocks[-1][0] == kind == "prose":
+            blocks[-1][1].append(raw)
+        else:
+            blocks.append((kind, [raw]))
+    return [("list" if k == "code" and ls[0].strip().startswith("- ") else k, ls) for k, ls in blocks]
+
+
+def fenced(lines: list[str], indent: str = "") -> list[str]:
+    """A fenced Python code block: the text as written (code is inert in CommonMark), control characters
+    gone, and a fence longer than any backtick run inside, so the text cannot close it."""
+    body = [clean(ln.expandtabs(4)).rstrip() for ln in lines]
+    margin = min((len(ln) - len(ln.lstrip()) for ln in body if ln.strip()), default=0)
+    body = [ln[margin:] for ln in body]
+    longest = max((len(m) for ln in body for m in _FENCE_RUN.findall(ln)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{indent}{fence}python", *(indent + ln if ln else "" for ln in body), f"{indent}{fence}"]
 
 
 def where(d: Diagnosis, loc: Location | None) -> str:
@@ -120,8 +179,8 @@ def section(n: int, d: Diagnosis, loc: Location | None) -> str:
             log += f" · seen {len(d.occurrences)} times"
         lines.append(log)
     ctx = d.context
-    bits = [ctx.mode or ctx.server or "plain torch.compile"]
-    if ctx.fullgraph is not None:
+    bits = [ctx.mode or ctx.server or ("plain torch.compile" if d.family == "dynamo" else "no server detected")]
+    if ctx.fullgraph is not None and d.family == "dynamo":
         bits.append("fullgraph=True" if ctx.fullgraph else "graph breaks allowed")
     lines.append(f"- **Context:** {inline(' · '.join(bits))}")
     lines.append(f"- **Match:** {inline(d.signature or d.family)} · {_severity(d)} · confidence {d.confidence:.2f}"
@@ -142,6 +201,12 @@ def section(n: int, d: Diagnosis, loc: Location | None) -> str:
 
 def render(result: ScanResult, locations: Mapping[str, Location] | None = None, max_bytes: int = SUMMARY_LIMIT,
            annotated: int | None = None) -> str:
+    """The summary of a CI run (see _render); no line of it can run a workflow command where it is printed."""
+    return no_workflow_commands(_render(result, locations, max_bytes, annotated))
+
+
+def _render(result: ScanResult, locations: Mapping[str, Location] | None, max_bytes: int,
+            annotated: int | None) -> str:
     """The summary of a CI run: a table of every distinct crash, then one section each, within max_bytes.
 
     `annotated`: how many crashes got a GitHub annotation (the rest are only here), or None outside GitHub.
@@ -149,9 +214,7 @@ def render(result: ScanResult, locations: Mapping[str, Location] | None = None, 
     locs = locations or {}
     ds = result.diagnoses
     n_src = len(result.sources)
-    fatal = sum(1 for d in ds if d.fatal)
-    title = (f"## crashlens: {len(ds)} distinct crash{'es' if len(ds) != 1 else ''} ({fatal} fatal)"
-             f" in {n_src} log{'s' if n_src != 1 else ''}, {result.total_lines} lines")
+    title = f"## crashlens: {findings(ds)} in {plural(n_src, 'log')}, {plural(result.total_lines, 'line')}"
     head = [title, ""]
     if not ds:
         return "\n".join(head + ["No torch.compile crash found.", ""])
@@ -172,7 +235,7 @@ def render(result: ScanResult, locations: Mapping[str, Location] | None = None, 
         sec = section(n, d, locs.get(d.id)) + "\n"
         size = len(sec.encode())
         if used + size + reserve > max_bytes:
-            text += (f"*{len(ds) - n + 1} more crash{'es' if len(ds) - n + 1 != 1 else ''} not shown here"
+            text += (f"*{plural(len(ds) - n + 1, 'more finding')} not shown here"
                      " (size limit); see the SARIF or JSON report.*\n")
             break
         text += sec

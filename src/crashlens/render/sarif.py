@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from importlib import metadata
@@ -170,4 +169,6 @@ def document(result: ScanResult, locations: Mapping[str, Location], cat: Catalog
 
 
 def render(result: ScanResult, locations: Mapping[str, Location], cat: Catalog) -> str:
-    return json.dumps(document(result, locations, cat), indent=2, ensure_ascii=False) + "\n"
+    from .json import dumps
+
+    return dumps(document(result, locations, cat), indent=2) + "\n"

@@ -65,9 +65,11 @@ def _context_line(d: Diagnosis) -> str:
         bits.append(c.mode)
     elif c.server:
         bits.append(c.server)
-    else:
+    elif d.family == "dynamo":
         bits.append("plain torch.compile")
-    if c.fullgraph is True:
+    if d.family != "dynamo":
+        pass  # fullgraph is torch.compile's: it says nothing about an import error, an OOM or NCCL
+    elif c.fullgraph is True:
         bits.append("fullgraph=True: the graph cannot break")
     elif c.fullgraph is False:
         bits.append("graph breaks allowed")
@@ -308,7 +310,7 @@ def render(result: ScanResult, file: IO[str], color: bool | None = None, width: 
     """The crashes as panels. Colour: `color`, else NO_COLOR / FORCE_COLOR / TERM=dumb, else whether
     `file` is a terminal. Width: `width`, else the terminal's (or $COLUMNS, else 80)."""
     if not result.diagnoses:
-        file.write(f"no crashes found in {result.total_lines} lines\n")
+        file.write(f"crashlens: no crashes found in {result.total_lines} lines\n")
         return
     import os
 
@@ -330,8 +332,9 @@ def render(result: ScanResult, file: IO[str], color: bool | None = None, width: 
         box, lossy = BOX, False
     except (UnicodeEncodeError, LookupError):  # e.g. a Windows pipe in cp1252
         box, lossy = ASCII_BOX, True
-    fatal = sum(1 for d in result.diagnoses if d.fatal)
-    head = f"crashlens: {len(result.diagnoses)} distinct crash(es) ({fatal} fatal) in {result.total_lines} lines"
+    from .text import findings
+
+    head = f"crashlens: {findings(result.diagnoses)} in {result.total_lines} lines"
     file.write(_paint(head, "bold", color) + "\n")
     for n, d in enumerate(result.diagnoses, 1):
         text = panel(d, n, width, color, box)
