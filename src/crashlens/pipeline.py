@@ -13,7 +13,7 @@ from .frame import frame_line
 from .locate import Located, Locator
 from .prefilter import CONTROL_MARK as _CONTROL
 from .prefilter import Prefilter, route_key, shape, zero_digits
-from .read import decode_physical, iter_line_chunks, open_source
+from .read import decode_physical, iter_line_chunks, iter_lines, open_source
 from .records import CrashRecord, Diagnosis, Frame
 from .traceback import RecordExtractor
 
@@ -152,17 +152,20 @@ def scan_chunks(
 def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
               next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
     """A file opened by read.open_source: a regular file is read in byte ranges by the native
-    locator's workers (locate.py); anything else (gzip, a FIFO, no native parts) as a stream of
-    chunks. Records still open at the end are put in order by reading the file again."""
+    locator's workers (locate.py); a compressed one, or one without native parts, as a stream of
+    chunks, and records still open at the end are put in order by reading the file again. A FIFO or
+    character device is read once, line by line like stdin: it cannot be read again."""
     import os
     import stat
 
     def replay() -> Iterator[bytes]:
-        with open_source(path)[1] as again:
+        with open_source(path, quiet=True)[1] as again:
             yield from iter_line_chunks(again)
 
-    fd = fh.fileno() if hasattr(fh, "fileno") and not path.endswith(".gz") else -1
+    fd = fh.fileno() if hasattr(fh, "fileno") else -1  # read.Decompressed has none
     st = os.fstat(fd) if fd >= 0 else None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return scan_lines(name, iter_lines(fh), cat, next_blockers)
     if st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread"):
         pf = Prefilter(cat)
         locator = Locator.create(pf.markers)

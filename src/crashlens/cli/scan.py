@@ -9,7 +9,7 @@ import sys
 
 from ..catalog import get_catalog
 from ..pipeline import ScanResult, combine, scan_file, scan_lines
-from ..read import iter_lines, open_source
+from ..read import check_source, iter_lines, open_source
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool, j
     core). The result is the same whichever way: sources are combined in the order given."""
     names = list(files) or ["-"]
     for name in names:  # every bad name is reported, first one first, before any work starts
-        src, fh = open_source(name)
-        if src.path is not None:
-            fh.close()
+        check_source(name)
     jobs = min(jobs or os.cpu_count() or 1, len(names))
     if jobs > 1 and "-" not in names:
         import multiprocessing
