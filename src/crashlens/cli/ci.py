@@ -13,6 +13,7 @@ from ..catalog import Catalog, get_catalog
 from ..cipaths import Location, LocationMapper, expand_inputs, locate_all
 from ..pipeline import ScanResult, combine, scan_file
 from ..read import InputError, open_source
+from .stops import deliver
 
 FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json")
 _ORDER_KEY = "crashlens.ci.option_order"
@@ -194,12 +195,16 @@ def ci(ctx: click.Context, paths: tuple[str, ...], formats: tuple[str, ...], out
     except InputError as e:
         raise click.UsageError(str(e)) from None
     locations = locate_all(result.diagnoses, mapper)
+    if fail_on == "never":
+        code = 0
+    elif fail_on == "any":
+        code = 1 if result.diagnoses else 0
+    else:
+        code = 1 if any(d.fatal for d in result.diagnoses) else 0
     for fmt, out in pairs:
         text = render(fmt, result, locations, cat)
         if out is None:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(text.encode("utf-8"))
-            sys.stdout.flush()
+            deliver(lambda: _write_stdout(text), code)  # a reader that leaves early does not change the code
         else:
             try:
                 write_atomic(out, text)
@@ -216,8 +221,10 @@ def ci(ctx: click.Context, paths: tuple[str, ...], formats: tuple[str, ...], out
         sys.stderr.write(
             f"crashlens: note: {unlocated} crash(es) point outside the repository ({mapper.repo_root}); SARIF lists"
             " them as notifications and GitLab leaves them out. Use --path-map or keep the logs in the checkout.\n")
-    if fail_on == "never":
-        return 0
-    if fail_on == "any":
-        return 1 if result.diagnoses else 0
-    return 1 if any(d.fatal for d in result.diagnoses) else 0
+    return code
+
+
+def _write_stdout(text: str) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()

@@ -100,8 +100,15 @@ def _on_first_use(make: Any, *args: Any) -> Any:
 def scan_and_report(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...], audit: bool,
                     color: bool | None, jobs: int | None) -> int:
     """The scan command's work once its arguments are parsed (by click in app.py, or by fastpath.py):
-    scan, write the report in `fmt`, and give the exit status (1 if a fatal crash was found)."""
+    scan, write the report in `fmt`, and give the exit status (1 if a fatal crash was found, whether or
+    not the reader of stdout took the whole report)."""
     result = run_scan(files, signatures, audit, jobs)
+    from .stops import deliver
+
+    return deliver(lambda: write_report(result, fmt, color), 1 if any(d.fatal for d in result.diagnoses) else 0)
+
+
+def write_report(result: ScanResult, fmt: str, color: bool | None) -> None:
     out = sys.stdout
     if fmt == "json":
         from ..render.json import render
@@ -116,4 +123,3 @@ def scan_and_report(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...
         from ..render.terminal import render as render_terminal
 
         render_terminal(result, out, color=color)
-    return 1 if any(d.fatal for d in result.diagnoses) else 0

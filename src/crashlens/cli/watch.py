@@ -19,7 +19,9 @@ from ..follow import Idle, LineBuffer, follow, stream_chunks
 from ..pipeline import SourceSession
 from ..read import decode_line
 from ..records import Diagnosis
+from . import _silence_stdout
 from .scan import next_blockers_hook
+from .stops import reader_gone, stop_on_signals
 
 # A record that reached its natural end (the dynamo trailer, or a plain traceback's exception line) is
 # reported once its stream has taken no line for one fast poll (follow.MIN_INTERVAL): a crashing process
@@ -145,6 +147,7 @@ class _Reporter:
                  status: bool, files: list[str] | None = None) -> None:
         self.fmt = fmt
         self.out = out
+        self.gone = False  # the reader of `out` left (a closed pipe): nothing more can be reported
         self.exec = _Exec(exec_cmd) if exec_cmd else None
         self.seen: dict[str, Diagnosis] = {}
         self.order: list[str] = []
@@ -216,6 +219,21 @@ class _Reporter:
                 self.exec.run(render_line(m) + "\n")
 
     def _print(self, d: Diagnosis, n: int) -> None:
+        if self.gone:
+            return
+        try:
+            self._write(d, n)
+        except OSError as e:
+            self._reader_left(e)
+
+    def _reader_left(self, e: OSError) -> None:
+        if not reader_gone(e):
+            raise e
+        self.gone = True
+        if self.out is sys.stdout:
+            _silence_stdout()
+
+    def _write(self, d: Diagnosis, n: int) -> None:
         if self.fmt == "jsonl":
             from ..render.json import render_line
 
@@ -288,14 +306,17 @@ class _Reporter:
         if self._live is not None:
             self._live.stop()
             self._live = None
-        if self.fmt == "json":
+        if self.fmt == "json" and not self.gone:
             from ..pipeline import ScanResult
             from ..render.json import render
 
             ordered = merge(self.seen[i] for i in self.order)
             sources = tuple((s.name, s.lines) for s in self.sessions)
-            self.out.write(render(ScanResult(sources, tuple(ordered))))
-            self.out.flush()
+            try:
+                self.out.write(render(ScanResult(sources, tuple(ordered))))
+                self.out.flush()
+            except OSError as e:
+                self._reader_left(e)
         if self.exec is not None:
             self.exec.wait()
             problem = self.exec.drain()
@@ -313,18 +334,22 @@ def _watch_files(files: list[str], fmt: str, signatures: tuple[str, ...], audit:
     reporter = _Reporter(fmt, sys.stdout, color, exec_cmd, status=True, files=files)
     reporter.sessions = list(sessions.values())
     flusher = _Flusher(quiet_period)
-    try:
-        for item in follow(files, from_start=from_start, quiet_period=quiet_period, notice=reporter.notice):
-            if isinstance(item, Idle):
-                reporter.add(flusher.tick(sessions.values(), item))
-                reporter.idle(item.seconds)
-                reporter.tick()
-                continue
-            name, text = item
-            reporter.add(sessions[name].feed(text))
-    finally:
-        reporter.close()
-    return 1 if reporter.fatal else 0  # not reached: following files ends only with Ctrl-C
+    with stop_on_signals():
+        try:
+            for item in follow(files, from_start=from_start, quiet_period=quiet_period, notice=reporter.notice):
+                if isinstance(item, Idle):
+                    reporter.add(flusher.tick(sessions.values(), item))
+                    reporter.idle(item.seconds)
+                    reporter.tick()
+                    if reporter.gone:
+                        break  # nobody reads the reports any more
+                    continue
+                name, text = item
+                reporter.add(sessions[name].feed(text))
+        finally:
+            reporter.close()
+    # Following files ends with a signal (cli/stops.py), or when the reader of the reports left.
+    return 1 if reporter.fatal else 0
 
 
 def _follow_stream(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None,
@@ -336,36 +361,50 @@ def _follow_stream(fmt: str, signatures: tuple[str, ...], audit: bool, color: bo
     reporter = _Reporter(fmt, sys.stderr, color, exec_cmd, status=False)
     reporter.sessions = [session]
     flusher = _Flusher(quiet_period)
-    passthrough = sys.stdout.buffer
+    with stop_on_signals():
+        try:
+            _pump(session, reporter, flusher, sys.stdout.buffer, quiet_period)
+        finally:
+            reporter.close()
+    return 1 if reporter.fatal else 0
+
+
+def _pump(session: SourceSession, reporter: _Reporter, flusher: _Flusher, passthrough: IO[bytes] | None,
+          quiet_period: float) -> None:
+    """stdin to its end: through to `passthrough` unchanged, and into the session line by line. A reader of
+    the passthrough that leaves early changes nothing else: the input is still read and diagnosed whole."""
     buf = LineBuffer()
     partial_quiet = 0.0  # how long a partial last line has waited for its newline
     just_read = False
-    try:
-        for chunk in stream_chunks(sys.stdin.buffer):
-            if isinstance(chunk, Idle):
-                # The wait that ended with data does not count for a partial line that data brought.
-                partial_quiet = 0.0 if just_read else partial_quiet + chunk.seconds
-                just_read = False
-                if buf.pending and partial_quiet >= quiet_period:
-                    raw = buf.flush()
-                    if raw is not None:
-                        reporter.add(session.feed(decode_line(raw)))
-                reporter.add(flusher.tick([session], chunk))
-                reporter.idle(chunk.seconds)
-                reporter.tick()
-                continue
-            just_read = True
-            passthrough.write(chunk)
-            passthrough.flush()
-            for raw in buf.feed(chunk):
-                reporter.add(session.feed(decode_line(raw)))
-        raw = buf.flush()
-        if raw is not None:
+    for chunk in stream_chunks(sys.stdin.buffer):
+        if isinstance(chunk, Idle):
+            # The wait that ended with data does not count for a partial line that data brought.
+            partial_quiet = 0.0 if just_read else partial_quiet + chunk.seconds
+            just_read = False
+            if buf.pending and partial_quiet >= quiet_period:
+                raw = buf.flush()
+                if raw is not None:
+                    reporter.add(session.feed(decode_line(raw)))
+            reporter.add(flusher.tick([session], chunk))
+            reporter.idle(chunk.seconds)
+            reporter.tick()
+            continue
+        just_read = True
+        if passthrough is not None:
+            try:
+                passthrough.write(chunk)
+                passthrough.flush()
+            except OSError as e:
+                if not reader_gone(e):
+                    raise
+                passthrough = None
+                _silence_stdout()
+        for raw in buf.feed(chunk):
             reporter.add(session.feed(decode_line(raw)))
-        reporter.add(session.finish())
-    finally:
-        reporter.close()
-    return 1 if reporter.fatal else 0
+    raw = buf.flush()
+    if raw is not None:
+        reporter.add(session.feed(decode_line(raw)))
+    reporter.add(session.finish())
 
 
 def follow_stdin(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None) -> int:
