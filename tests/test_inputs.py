@@ -79,6 +79,24 @@ def test_process_substitution_is_read_once(tmp_path: Path) -> None:
     assert _signatures(p.stdout) == [SIGNATURE]
 
 
+@needs_fifo
+def test_watch_reads_a_fifo_as_a_stream_to_its_end(tmp_path: Path) -> None:
+    """`watch` on a FIFO: no byte lost to the writer, and the watch ends (as for stdin) when the writer closes."""
+    fifo = tmp_path / "server.log"
+    os.mkfifo(fifo)
+    data = (SAMPLES / "sglang-8rank-pcg-fp4.log").read_bytes()
+    writer = _Writer(fifo, data)
+    writer.start()
+    p = run_cli("watch", "--format", "json", "--no-audit", str(fifo), timeout=30)
+    writer.join(10)
+    assert writer.error is None and writer.written == len(data)
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    want = json.loads(run_cli("--format", "json", "--no-audit", str(SAMPLES / "sglang-8rank-pcg-fp4.log")).stdout)
+    assert [(d["id"], len(d["occurrences"])) for d in doc["diagnoses"]] == [
+        (d["id"], len(d["occurrences"])) for d in want["diagnoses"]]
+
+
 def test_character_device_is_read_as_a_stream() -> None:
     if not os.path.exists("/dev/null"):
         pytest.skip("no /dev/null")

@@ -31,6 +31,13 @@ Notice = Callable[[str, str], None]  # (source name, message), e.g. ("app.log", 
 
 
 @dataclass(frozen=True, slots=True)
+class Ended:
+    """A followed stream (a FIFO or character device) reached its end: its writer closed it."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Idle:
     """The sources were watched `seconds` longer and gave nothing beyond what was already yielded.
 
@@ -273,6 +280,64 @@ class FollowedFile:
             self._cur = None
 
 
+class StreamedFile:
+    """A FIFO or character device followed by name: opened once, without waiting for a writer, and read as
+    a stream to its end (a FIFO cannot be re-read or re-opened: its writer would get EPIPE)."""
+
+    def __init__(self, path: str, quiet_period: float) -> None:
+        self.path = self.name = path
+        self.quiet_period = quiet_period
+        self.behind = False
+        self.ended = False
+        self._buf = LineBuffer()
+        self._got = False  # a writer has written: an end of file now means it closed its end
+        self._last_data = time.monotonic()
+        try:
+            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError as e:
+            raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+
+    def poll(self, now: float) -> list[bytes]:
+        self.behind = False
+        out: list[bytes] = []
+        budget = READ_PER_POLL
+        while budget > 0 and not self.ended:
+            try:
+                data = os.read(self._fd, min(65536, budget))
+            except BlockingIOError:
+                break
+            if not data:
+                if self._got:  # the writer closed it: the stream is over
+                    self.ended = True
+                    raw = self._buf.flush()
+                    if raw is not None:
+                        out.append(raw)
+                break
+            self._got = True
+            self._last_data = now
+            budget -= len(data)
+            out.extend(self._buf.feed(data))
+        self.behind = budget <= 0
+        if not self.ended and self._buf.pending and now - self._last_data >= self.quiet_period:
+            raw = self._buf.flush()
+            if raw is not None:
+                out.append(raw)
+        return out
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _is_stream(path: str) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
 def follow(
     paths: Sequence[str],
     *,
@@ -281,24 +346,34 @@ def follow(
     notice: Notice | None = None,
     min_interval: float = MIN_INTERVAL,
     max_interval: float = MAX_INTERVAL,
-) -> Iterator[tuple[str, str] | Idle]:
-    """(source name, text line) as lines arrive in any of the files, and an Idle after each poll round.
+) -> Iterator[tuple[str, str] | Idle | Ended]:
+    """(source name, text line) as lines arrive in any of the files, and an Idle after each poll round; an
+    Ended when a FIFO or character device among them reached its end.
 
-    Runs until the caller stops iterating (Ctrl-C reaches the caller untouched)."""
-    files = [FollowedFile(p, from_start, quiet_period, notice) for p in paths]
+    Runs until the caller stops iterating (Ctrl-C reaches the caller untouched), or until every source
+    was a stream and has ended."""
+    files: list[FollowedFile | StreamedFile] = [
+        StreamedFile(p, quiet_period) if _is_stream(p) else FollowedFile(p, from_start, quiet_period, notice)
+        for p in paths]
     interval = min_interval
     last_round: float | None = None
     try:
         while True:
             now = time.monotonic()
             active = behind = False
-            for f in files:
+            for f in list(files):
                 lines = f.poll(now)
                 behind = behind or f.behind
                 if lines:
                     active = True
                     for raw in lines:
                         yield f.name, decode_line(raw)
+                if isinstance(f, StreamedFile) and f.ended:
+                    f.close()
+                    files.remove(f)
+                    yield Ended(f.name)
+                    if not files:
+                        return
             # A file writer never waits for its reader: whatever was written before this round's stat()
             # has been read (unless a file is behind), so the time since the last round counts as quiet.
             yield Idle(0.0 if behind or last_round is None else now - last_round)

@@ -15,7 +15,7 @@ import click
 
 from ..catalog import get_catalog
 from ..diagnose import merge
-from ..follow import Idle, LineBuffer, follow, stream_chunks
+from ..follow import Ended, Idle, LineBuffer, follow, stream_chunks
 from ..pipeline import SourceSession
 from ..read import decode_line
 from ..records import Diagnosis
@@ -344,11 +344,15 @@ def _watch_files(files: list[str], fmt: str, signatures: tuple[str, ...], audit:
                     if reporter.gone:
                         break  # nobody reads the reports any more
                     continue
+                if isinstance(item, Ended):  # a FIFO's writer closed it: what is still open is complete
+                    reporter.add(sessions[item.name].finish())
+                    continue
                 name, text = item
                 reporter.add(sessions[name].feed(text))
         finally:
             reporter.close()
-    # Following files ends with a signal (cli/stops.py), or when the reader of the reports left.
+    # Following files ends with a signal (cli/stops.py), when the reader of the reports left, or when
+    # every file was a FIFO (or device) and has ended.
     return 1 if reporter.fatal else 0
 
 
