@@ -31,6 +31,13 @@ Notice = Callable[[str, str], None]  # (source name, message), e.g. ("app.log", 
 
 
 @dataclass(frozen=True, slots=True)
+class NewFile:
+    """The followed name is a new file from the next line on: rotated in, recreated, or truncated."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Ended:
     """A followed stream (a FIFO or character device) reached its end: its writer closed it."""
 
@@ -161,6 +168,8 @@ class FollowedFile:
         self.name = path
         self.quiet_period = quiet_period
         self.behind = False  # more bytes are waiting than one poll reads
+        self.renewed: list[int] = []  # where, in the lines the last poll gave, a new file began
+        self._had_file = False  # a file was open under this name before (so the next one is a new file)
         self._notice = notice
         self._cur: _Handle | None = None
         self._retired: list[_Handle] = []
@@ -198,6 +207,7 @@ class FollowedFile:
         if stat.S_ISDIR(st.st_mode):
             fh.close()
             return None
+        self._had_file = True
         self._cur = _Handle(fh, st.st_dev, st.st_ino, st.st_mtime_ns, time.monotonic())
         return self._cur
 
@@ -217,8 +227,10 @@ class FollowedFile:
 
     def poll(self, now: float) -> list[bytes]:
         """Raw physical lines that arrived since the last poll (a partial last line is held back until its
-        newline arrives or the file has been quiet for the quiet period)."""
+        newline arrives or the file has been quiet for the quiet period). `renewed` says where a new
+        file (rotated in, recreated, or the same one truncated) began among them."""
         self.behind = False
+        self.renewed = []
         out: list[bytes] = []
         for old in list(self._retired):
             out.extend(self._read(old, now))
@@ -245,9 +257,12 @@ class FollowedFile:
             self._missing_reported = False
             h = None
         if h is None:
+            had = self._had_file
             h = self._open()
             if h is None:
                 return out
+            if had:
+                self.renewed.append(len(out))
             if self._missing_reported:
                 self._say("has appeared;  following new file")
                 self._missing_reported = False
@@ -266,6 +281,7 @@ class FollowedFile:
         if truncated:
             self._say("file truncated")
             out.extend(h.end_line())
+            self.renewed.append(len(out))
             h.offset = 0
             h.refingerprint()
         out.extend(self._read(h, now))
@@ -346,9 +362,11 @@ def follow(
     notice: Notice | None = None,
     min_interval: float = MIN_INTERVAL,
     max_interval: float = MAX_INTERVAL,
-) -> Iterator[tuple[str, str] | Idle | Ended]:
-    """(source name, text line) as lines arrive in any of the files, and an Idle after each poll round; an
-    Ended when a FIFO or character device among them reached its end.
+    events: bool = False,
+) -> Iterator[tuple[str, str] | Idle | Ended | NewFile]:
+    """(source name, text line) as lines arrive in any of the files, and an Idle after each poll round; a
+    NewFile where a followed name became a new file and an Ended when a FIFO or character device among them
+    reached its end, if `events` is set.
 
     Runs until the caller stops iterating (Ctrl-C reaches the caller untouched), or until every source
     was a stream and has ended."""
@@ -364,14 +382,20 @@ def follow(
             for f in list(files):
                 lines = f.poll(now)
                 behind = behind or f.behind
-                if lines:
+                renewed = f.renewed if isinstance(f, FollowedFile) else []
+                if lines or renewed:
                     active = True
-                    for raw in lines:
+                    for i, raw in enumerate(lines):
+                        if events and renewed and i in renewed:
+                            yield NewFile(f.name)
                         yield f.name, decode_line(raw)
+                    if events and len(lines) in renewed:
+                        yield NewFile(f.name)
                 if isinstance(f, StreamedFile) and f.ended:
                     f.close()
                     files.remove(f)
-                    yield Ended(f.name)
+                    if events:
+                        yield Ended(f.name)
                     if not files:
                         return
             # A file writer never waits for its reader: whatever was written before this round's stat()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 
-from ._struct import dataclass, field
+from ._struct import dataclass, field, replace
 from .catalog import Catalog
 from .context import FactCollector
 from .diagnose import diagnose, merge
@@ -15,6 +15,7 @@ from .prefilter import CONTROL_MARK as _CONTROL
 from .prefilter import Prefilter, route_key, shape, zero_digits
 from .read import decode_physical, iter_line_chunks, iter_lines, open_source
 from .records import CrashRecord, Diagnosis, Frame
+from .rounds import Round, RoundCounter, rounds_of
 from .traceback import RecordExtractor
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
@@ -42,6 +43,7 @@ class SourceSession:
     lines: int = 0
     extractor: RecordExtractor = field(default_factory=RecordExtractor)
     facts: FactCollector | None = None
+    rounds: RoundCounter | None = None
     kept: list[CrashRecord] = field(default_factory=list)
     overflow: bool = False
     # Each kept record's diagnosis and how many facts were known when it was made: facts are only ever
@@ -50,14 +52,22 @@ class SourceSession:
 
     def __post_init__(self) -> None:
         self.facts = FactCollector(self.cat)
+        self.rounds = RoundCounter(self.cat.banners)
 
     def feed(self, text: str) -> list[Diagnosis]:
         """One decoded line in; the diagnoses of the records it completed out."""
         self.lines += 1
         line = frame_line(self.name, self.lines, text)
-        assert self.facts is not None
+        assert self.facts is not None and self.rounds is not None
         self.facts.feed(line)
-        return self._diagnose(self.extractor.feed(line))
+        out = self._diagnose(self.extractor.feed(line))
+        self.rounds.line(line.lineno, line.text, self.extractor.active_streams)  # after: a banner closes a record
+        return out
+
+    def new_file(self) -> None:
+        """The followed name is a new file from the next line on (rotated, truncated, recreated)."""
+        assert self.rounds is not None
+        self.rounds.new_file(self.lines + 1, self.extractor.active_streams)
 
     def feed_at(self, lineno: int, text: str) -> list[Diagnosis]:
         """Like feed, for a source whose lines before `lineno` were skipped (see scan_chunks)."""
@@ -89,7 +99,7 @@ class SourceSession:
         out = []
         assert self.facts is not None
         for rec in records:
-            d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
+            d = self._in_round(rec, diagnose(rec, self.cat, self.facts.facts, self.next_blockers))
             if len(self.kept) < MAX_KEPT_RECORDS:
                 self.kept.append(rec)
                 self._diagnosed.append((self.facts.facts.known(), d))
@@ -98,6 +108,14 @@ class SourceSession:
             if d is not None:
                 out.append(d)
         return out
+
+    def _in_round(self, rec: CrashRecord, d: Diagnosis | None) -> Diagnosis | None:
+        """The diagnosis with the round its record began in (rounds.py); a fatal record ends its round."""
+        assert self.rounds is not None
+        r = self.rounds.record(rec.kind, rec.start_line)
+        if d is None or r == 1:
+            return d
+        return replace(d, occurrences=tuple(replace(o, round=r) for o in d.occurrences))
 
     def final_diagnoses(self, early: list[Diagnosis]) -> list[Diagnosis]:
         """Re-diagnose with every fact of the source known (server arguments may come late)."""
@@ -108,7 +126,7 @@ class SourceSession:
         out = []
         for rec, (then, d) in zip(self.kept, self._diagnosed):
             if then != known:
-                d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
+                d = self._in_round(rec, diagnose(rec, self.cat, self.facts.facts, self.next_blockers))
             if d is not None:
                 out.append(d)
         return out
@@ -118,6 +136,7 @@ class SourceSession:
 class ScanResult:
     sources: tuple[tuple[str, int], ...]
     diagnoses: tuple[Diagnosis, ...]
+    rounds: tuple[Round, ...] = ()  # of the sources with more than one (rounds.py)
 
     @property
     def total_lines(self) -> int:
@@ -396,4 +415,59 @@ def combine(per_source: list[tuple[str, int, list[Diagnosis]]]) -> ScanResult:
     all_d: list[Diagnosis] = []
     for _, _, ds in per_source:
         all_d.extend(ds)
-    return ScanResult(tuple((n, c) for n, c, _ in per_source), tuple(merge(all_d)))
+    merged = in_log_order(merge(per_context(all_d)), [n for n, _, _ in per_source])
+    return ScanResult(tuple((n, c) for n, c, _ in per_source), merged, rounds_of(merged))
+
+
+def _context_key(d: Diagnosis) -> tuple[str, str] | None:
+    """The compile context a crash was diagnosed under, as far as it changes the fixes; None if unknown."""
+    c = d.context
+    return (c.server or "torch", c.mode or "") if c.server or c.mode else None
+
+
+class ContextSplit:
+    """Context is per source: a crash that one source shows under one server and another source under
+    another (an SGLang log and a vLLM log) is one diagnosis per context, each with its own fixes. The
+    first context seen keeps the crash's id; each other one marks it (`<id>-vllm-compile`). A copy whose
+    source says nothing of its context goes with its source's, else with the first. Where every source
+    agrees nothing changes. `learn` what the sources say (all of them first, for a scan; as they come, for
+    watch), then `split`."""
+
+    def __init__(self) -> None:
+        self._by_source: dict[str, dict[str, tuple[str, str]]] = {}  # id -> source -> its first known context
+        self._first: dict[str, tuple[str, str]] = {}  # id -> the first context it was seen under
+
+    def learn(self, diagnoses: Iterable[Diagnosis]) -> None:
+        for d in diagnoses:
+            key = _context_key(d)
+            if key is not None and d.occurrences:
+                self._by_source.setdefault(d.id, {}).setdefault(d.occurrences[0].source, key)
+                self._first.setdefault(d.id, key)
+
+    def split(self, diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
+        out = []
+        for d in diagnoses:
+            by_src = self._by_source.get(d.id)
+            if by_src is None or len(set(by_src.values())) < 2 or not d.occurrences:
+                out.append(d)
+                continue
+            key = by_src.get(d.occurrences[0].source) or self._first[d.id]
+            out.append(d if key == self._first[d.id] else replace(d, id=f"{d.id}-{key[1] or key[0]}"))
+        return out
+
+
+def per_context(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """The diagnoses of a whole run split by context (ContextSplit)."""
+    split = ContextSplit()
+    split.learn(diagnoses)
+    return split.split(diagnoses)
+
+
+def in_log_order(diagnoses: Iterable[Diagnosis], sources: list[str]) -> tuple[Diagnosis, ...]:
+    """Each diagnosis with its occurrences in log order: source by source as given, line by line."""
+    rank = {name: i for i, name in enumerate(sources)}
+    out = []
+    for d in diagnoses:
+        occ = tuple(sorted(d.occurrences, key=lambda o: (rank.get(o.source, len(rank)), o.line)))
+        out.append(d if occ == d.occurrences else replace(d, occurrences=occ))
+    return tuple(out)

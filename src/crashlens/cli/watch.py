@@ -15,10 +15,11 @@ import click
 
 from ..catalog import get_catalog
 from ..diagnose import merge
-from ..follow import Ended, Idle, LineBuffer, follow, stream_chunks
-from ..pipeline import SourceSession
+from ..follow import Ended, Idle, LineBuffer, NewFile, follow, stream_chunks
+from ..pipeline import ContextSplit, SourceSession, in_log_order
 from ..read import decode_line
 from ..records import Diagnosis
+from ..rounds import LiveRounds, rounds_of
 from . import _silence_stdout
 from .scan import next_blockers_hook
 from .stops import reader_gone, stop_on_signals
@@ -147,9 +148,11 @@ class _Reporter:
                  status: bool, files: list[str] | None = None) -> None:
         self.fmt = fmt
         self.out = out
-        self.gone = False  # the reader of `out` left (a closed pipe): nothing more can be reported
+        self.closed = False  # the reader of `out` left (a closed pipe): nothing more can be reported
         self.exec = _Exec(exec_cmd) if exec_cmd else None
         self.seen: dict[str, Diagnosis] = {}
+        self.rounds = LiveRounds()
+        self.contexts = ContextSplit()  # a crash under two servers' contexts is reported for each
         self.order: list[str] = []
         self.files = files or []
         self.sessions: list[SourceSession] = []
@@ -202,50 +205,57 @@ class _Reporter:
         batch, self._pending, self._pending_quiet = self._pending, [], 0.0
         if not batch:
             return
-        merged = merge([*self.seen.values(), *batch])
-        for m in merged:
-            if m.id in self.seen:
-                self.seen[m.id] = m  # another occurrence: the status line's counts change
+        self.contexts.learn(batch)
+        merged = merge([*self.seen.values(), *self.contexts.split(batch)])
         # A crash already printed that merge() now folds into a new one stays printed and counted.
+        # Within a round, another copy (a rank, a file) only changes the counts; a crash that comes back
+        # in a later round (after a restart) is reported again (rounds.py).
         for m in merged:
-            if m.id in self.seen:
-                continue
+            if m.id not in self.seen:
+                self.order.append(m.id)
             self.seen[m.id] = m
-            self.order.append(m.id)
-            self._print(m, len(self.order))
-            if self.exec is not None:
-                from ..render.json import render_line
+            for round_, again, gone in self.rounds.news(m):
+                self._print(m, self.order.index(m.id) + 1, round_, again, gone)
+                if self.exec is not None:
+                    from ..render.json import render_line
 
-                self.exec.run(render_line(m) + "\n")
+                    self.exec.run(render_line(m, round_, again, gone) + "\n")
 
-    def _print(self, d: Diagnosis, n: int) -> None:
-        if self.gone:
+    def _print(self, d: Diagnosis, n: int, round_: int, again: bool, gone: tuple[str, ...]) -> None:
+        if self.closed:
             return
         try:
-            self._write(d, n)
+            self._write(d, n, round_, again, gone)
         except OSError as e:
             self._reader_left(e)
 
     def _reader_left(self, e: OSError) -> None:
         if not reader_gone(e):
             raise e
-        self.gone = True
+        self.closed = True
         if self.out is sys.stdout:
             _silence_stdout()
 
-    def _write(self, d: Diagnosis, n: int) -> None:
+    def _write(self, d: Diagnosis, n: int, round_: int, again: bool, gone: tuple[str, ...]) -> None:
         if self.fmt == "jsonl":
             from ..render.json import render_line
 
-            self.out.write(render_line(d) + "\n")
+            self.out.write(render_line(d, round_, again, gone) + "\n")
             self.out.flush()
         elif self.fmt == "terminal":
             from rich.text import Text
 
             from ..render.terminal import panel
 
-            # The panel's own colours, handed to rich (which drops them where colour is off).
-            self._console.print(Text.from_ansi(panel(d, n, self._console.width, True).rstrip("\n")))
+            if round_ > 1:  # a restart: which round this is, and what the last one had that this has not
+                number = {i: k for k, i in enumerate(self.order, 1)}
+                news = [f"#{number[i]} gone" for i in gone if i in number]
+                news.append(f"#{n} again: the last change did not help" if again else f"#{n} new")
+                self._console.print(Text(f"round {round_} of {d.occurrences[-1].source}: " + " · ".join(news),
+                                         style="bold"))
+            if not again:  # the panel of a crash that comes back was printed in its first round
+                # The panel's own colours, handed to rich (which drops them where colour is off).
+                self._console.print(Text.from_ansi(panel(d, n, self._console.width, True).rstrip("\n")))
             self.out.flush()
             self._refresh(force=True)
 
@@ -306,14 +316,14 @@ class _Reporter:
         if self._live is not None:
             self._live.stop()
             self._live = None
-        if self.fmt == "json" and not self.gone:
+        if self.fmt == "json" and not self.closed:
             from ..pipeline import ScanResult
             from ..render.json import render
 
-            ordered = merge(self.seen[i] for i in self.order)
+            ordered = in_log_order(merge(self.seen[i] for i in self.order), [s.name for s in self.sessions])
             sources = tuple((s.name, s.lines) for s in self.sessions)
             try:
-                self.out.write(render(ScanResult(sources, tuple(ordered))))
+                self.out.write(render(ScanResult(sources, ordered, rounds_of(ordered))))
                 self.out.flush()
             except OSError as e:
                 self._reader_left(e)
@@ -336,16 +346,20 @@ def _watch_files(files: list[str], fmt: str, signatures: tuple[str, ...], audit:
     flusher = _Flusher(quiet_period)
     with stop_on_signals():
         try:
-            for item in follow(files, from_start=from_start, quiet_period=quiet_period, notice=reporter.notice):
+            for item in follow(files, from_start=from_start, quiet_period=quiet_period, notice=reporter.notice,
+                               events=True):
                 if isinstance(item, Idle):
                     reporter.add(flusher.tick(sessions.values(), item))
                     reporter.idle(item.seconds)
                     reporter.tick()
-                    if reporter.gone:
+                    if reporter.closed:
                         break  # nobody reads the reports any more
                     continue
                 if isinstance(item, Ended):  # a FIFO's writer closed it: what is still open is complete
                     reporter.add(sessions[item.name].finish())
+                    continue
+                if isinstance(item, NewFile):  # rotated or truncated: after a crash, the next round
+                    sessions[item.name].new_file()
                     continue
                 name, text = item
                 reporter.add(sessions[name].feed(text))
