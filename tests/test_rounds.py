@@ -188,3 +188,20 @@ def _wait_holding(proc: subprocess.Popen[bytes], path: Path) -> None:
             pass
         time.sleep(0.02)
     raise AssertionError("the watcher never opened the file")
+
+
+def test_each_round_is_diagnosed_with_its_own_launch_flags(tmp_path: Path) -> None:
+    """A restart with other flags (PCG, then --enable-torch-compile): each round's crashes get the context
+    and the fixes of the launch they happened in, as when its log is read alone."""
+    pcg, tc = SAMPLES / "sglang-1rank-pcg-fp4.log", SAMPLES / "sglang-torch-compile-graph-breaks.log"
+    log = tmp_path / "server.log"
+    log.write_bytes(pcg.read_bytes() + tc.read_bytes())
+    p = run_cli("--format", "json", "--no-audit", str(log))
+    got = {}
+    for d in json.loads(p.stdout)["diagnoses"]:
+        for r in {o["round"] for o in d["occurrences"]}:
+            got[(r, d["signature"])] = (d["context"]["mode"], d["context"]["fullgraph"], [f["title"] for f in d["fixes"]])
+    for r, alone in ((1, pcg), (2, tc)):
+        for d in json.loads(run_cli("--format", "json", "--no-audit", str(alone)).stdout)["diagnoses"]:
+            assert got[(r, d["signature"])] == (d["context"]["mode"], d["context"]["fullgraph"],
+                                                [f["title"] for f in d["fixes"]]), (r, d["signature"])

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ._struct import dataclass, field, replace
 from .catalog import Catalog
-from .context import FactCollector
+from .context import FactCollector, Facts
 from .diagnose import diagnose, merge
 from .frame import frame_line
 from .locate import Located, Locator
@@ -42,16 +42,19 @@ class SourceSession:
     next_blockers: NextBlockers | None = None
     lines: int = 0
     extractor: RecordExtractor = field(default_factory=RecordExtractor)
-    facts: FactCollector | None = None
+    facts: FactCollector | None = None  # the current round's
     rounds: RoundCounter | None = None
     kept: list[CrashRecord] = field(default_factory=list)
     overflow: bool = False
-    # Each kept record's diagnosis and how many facts were known when it was made: facts are only ever
-    # added (first value wins), so with as many known at the end the diagnosis stands.
-    _diagnosed: list[tuple[int, Diagnosis | None]] = field(default_factory=list)
+    # Each kept record's round, diagnosis and how many facts were known when it was made: facts are only
+    # ever added (first value wins), so with as many known at the end the diagnosis stands.
+    _diagnosed: list[tuple[int, tuple[int, ...], Diagnosis | None]] = field(default_factory=list)
+    # Each round's facts: a launch's own start-up lines say what it ran with (a restart may change flags).
+    _round_facts: list[FactCollector] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.facts = FactCollector(self.cat)
+        self._round_facts.append(self.facts)
         self.rounds = RoundCounter(self.cat.banners)
 
     def feed(self, text: str) -> list[Diagnosis]:
@@ -59,15 +62,37 @@ class SourceSession:
         self.lines += 1
         line = frame_line(self.name, self.lines, text)
         assert self.facts is not None and self.rounds is not None
-        self.facts.feed(line)
         out = self._diagnose(self.extractor.feed(line))
-        self.rounds.line(line.lineno, line.text, self.extractor.active_streams)  # after: a banner closes a record
+        # After the records it completed: a banner closes the last launch's record, and its facts are
+        # the next launch's.
+        if self.rounds.line(line.lineno, line.text, self.extractor.active_streams):
+            self._next_round()
+        self.facts.feed(line)
         return out
+
+    def _next_round(self) -> None:
+        self.facts = FactCollector(self.cat)
+        self._round_facts.append(self.facts)
+
+    def _facts_for(self, round_: int) -> tuple[Facts, tuple[int, ...]]:
+        """The facts a record of this round is diagnosed with: the round's own, and for what it does not
+        say, the latest earlier round's; with how many each round knows (the facts' version)."""
+        chain = [c.facts for c in self._round_facts[:round_]]
+        version = tuple(f.known() for f in chain)
+        if len(chain) == 1:
+            return chain[0], version
+        merged = Facts()
+        for f in chain:  # later rounds win
+            merged.values.update(f.values)
+            merged.where.update(f.where)
+            merged.from_prefix |= f.from_prefix
+        return merged, version
 
     def new_file(self) -> None:
         """The followed name is a new file from the next line on (rotated, truncated, recreated)."""
         assert self.rounds is not None
-        self.rounds.new_file(self.lines + 1, self.extractor.active_streams)
+        if self.rounds.new_file(self.lines + 1, self.extractor.active_streams):
+            self._next_round()
 
     def feed_at(self, lineno: int, text: str) -> list[Diagnosis]:
         """Like feed, for a source whose lines before `lineno` were skipped (see scan_chunks)."""
@@ -97,39 +122,39 @@ class SourceSession:
 
     def _diagnose(self, records: Iterable[CrashRecord]) -> list[Diagnosis]:
         out = []
-        assert self.facts is not None
+        assert self.rounds is not None
         for rec in records:
-            d = self._in_round(rec, diagnose(rec, self.cat, self.facts.facts, self.next_blockers))
+            r = self.rounds.record(rec.kind, rec.start_line)  # a fatal record ends its round
+            facts, version = self._facts_for(r)
+            d = _in_round(r, diagnose(rec, self.cat, facts, self.next_blockers))
             if len(self.kept) < MAX_KEPT_RECORDS:
                 self.kept.append(rec)
-                self._diagnosed.append((self.facts.facts.known(), d))
+                self._diagnosed.append((r, version, d))
             else:
                 self.overflow = True
             if d is not None:
                 out.append(d)
         return out
 
-    def _in_round(self, rec: CrashRecord, d: Diagnosis | None) -> Diagnosis | None:
-        """The diagnosis with the round its record began in (rounds.py); a fatal record ends its round."""
-        assert self.rounds is not None
-        r = self.rounds.record(rec.kind, rec.start_line)
-        if d is None or r == 1:
-            return d
-        return replace(d, occurrences=tuple(replace(o, round=r) for o in d.occurrences))
-
     def final_diagnoses(self, early: list[Diagnosis]) -> list[Diagnosis]:
         """Re-diagnose with every fact of the source known (server arguments may come late)."""
         if self.overflow or not self.kept:
             return early
-        assert self.facts is not None
-        known = self.facts.facts.known()
         out = []
-        for rec, (then, d) in zip(self.kept, self._diagnosed):
-            if then != known:
-                d = self._in_round(rec, diagnose(rec, self.cat, self.facts.facts, self.next_blockers))
+        for rec, (r, then, d) in zip(self.kept, self._diagnosed):
+            facts, version = self._facts_for(r)
+            if then != version:
+                d = _in_round(r, diagnose(rec, self.cat, facts, self.next_blockers))
             if d is not None:
                 out.append(d)
         return out
+
+
+def _in_round(round_: int, d: Diagnosis | None) -> Diagnosis | None:
+    """The diagnosis with the round its record began in (rounds.py)."""
+    if d is None or round_ == 1:
+        return d
+    return replace(d, occurrences=tuple(replace(o, round=round_) for o in d.occurrences))
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,22 +451,23 @@ def _context_key(d: Diagnosis) -> tuple[str, str] | None:
 
 
 class ContextSplit:
-    """Context is per source: a crash that one source shows under one server and another source under
-    another (an SGLang log and a vLLM log) is one diagnosis per context, each with its own fixes. The
-    first context seen keeps the crash's id; each other one marks it (`<id>-vllm-compile`). A copy whose
-    source says nothing of its context goes with its source's, else with the first. Where every source
-    agrees nothing changes. `learn` what the sources say (all of them first, for a scan; as they come, for
+    """Context is per source (and per round of a source: a restart may change the launch flags): a crash
+    that one source shows under one server and another source under another (an SGLang log and a vLLM
+    log) is one diagnosis per context, each with its own fixes. The first context seen keeps the crash's
+    id; each other one marks it (`<id>-vllm-compile`). A copy whose source says nothing of its context
+    goes with its source's, else with the first. Where every source agrees nothing changes. `learn` what the sources say (all of them first, for a scan; as they come, for
     watch), then `split`."""
 
     def __init__(self) -> None:
-        self._by_source: dict[str, dict[str, tuple[str, str]]] = {}  # id -> source -> its first known context
+        self._by_source: dict[str, dict[tuple[str, int], tuple[str, str]]] = {}  # id -> (source, round) -> context
         self._first: dict[str, tuple[str, str]] = {}  # id -> the first context it was seen under
 
     def learn(self, diagnoses: Iterable[Diagnosis]) -> None:
         for d in diagnoses:
             key = _context_key(d)
             if key is not None and d.occurrences:
-                self._by_source.setdefault(d.id, {}).setdefault(d.occurrences[0].source, key)
+                o = d.occurrences[0]
+                self._by_source.setdefault(d.id, {}).setdefault((o.source, o.round), key)
                 self._first.setdefault(d.id, key)
 
     def split(self, diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
@@ -451,7 +477,8 @@ class ContextSplit:
             if by_src is None or len(set(by_src.values())) < 2 or not d.occurrences:
                 out.append(d)
                 continue
-            key = by_src.get(d.occurrences[0].source) or self._first[d.id]
+            o = d.occurrences[0]
+            key = by_src.get((o.source, o.round)) or self._first[d.id]
             out.append(d if key == self._first[d.id] else replace(d, id=f"{d.id}-{key[1] or key[0]}"))
         return out
 

@@ -40,22 +40,23 @@ class RoundCounter:
     def round_at(self, lineno: int) -> int:
         return bisect_right(self.starts, lineno) + 1
 
-    def line(self, lineno: int, text: str, crash_open: Callable[[], object]) -> None:
+    def line(self, lineno: int, text: str, crash_open: Callable[[], object]) -> bool:
         """A framed line (after the records it completed were counted by `record`): a banner after a crash
-        begins the next round. `crash_open`: whether a record is still open (a rank's traceback that no
-        line of its own has closed yet)."""
+        begins the next round (True). `crash_open`: whether a record is still open (a rank's traceback that
+        no line of its own has closed yet)."""
         for trigger in self._triggers:
             if trigger in text:
                 break
         else:
-            return
+            return False
         if (self.crashed or crash_open()) and any(b.trigger in text and search(b.pattern, text) for b in self._banners):
-            self.next_round(lineno)
+            return self.next_round(lineno)
+        return False
 
-    def new_file(self, lineno: int, crash_open: Callable[[], object]) -> None:
-        """The followed name is a new file from line `lineno` on (rotation, truncation)."""
-        if self.crashed or crash_open():
-            self.next_round(lineno)
+    def new_file(self, lineno: int, crash_open: Callable[[], object]) -> bool:
+        """The followed name is a new file from line `lineno` on (rotation, truncation): after a crash,
+        the next round begins (True)."""
+        return bool(self.crashed or crash_open()) and self.next_round(lineno)
 
     def record(self, kind: str, start_line: int) -> int:
         """A record completed: its round (where it began); a fatal one ends the current round."""
@@ -64,10 +65,12 @@ class RoundCounter:
             self.crashed = True
         return r
 
-    def next_round(self, lineno: int) -> None:
-        if not self.starts or lineno > self.starts[-1]:
-            self.starts.append(lineno)
-            self.crashed = False
+    def next_round(self, lineno: int) -> bool:
+        if self.starts and lineno <= self.starts[-1]:
+            return False
+        self.starts.append(lineno)
+        self.crashed = False
+        return True
 
 
 @dataclass(frozen=True, slots=True)
