@@ -343,6 +343,36 @@ def sglang_import_error():
     write(HERE / "sglang-import-error.log", header_framed(raw), lines)
 
 
+def sglang_restarts():
+    """One log file appended to over three launches of a tp=2 server (a supervisor restarts it after each
+    crash): the subprocess probe crash, the same crash again (the change made did not help), then the next
+    blocker of the same chain once the probe was patched. The tracebacks and warnings are the real ones of
+    raw/fakeserve-pcg-fp4.log (launches 1 and 2) and raw/fp4-round-2.log (launch 3); the launches, the
+    prefixes and the interleaving of the two ranks are written here."""
+    launches = [("fakeserve-pcg-fp4", "2026-04-16 13:02:10"), ("fakeserve-pcg-fp4", "2026-04-16 13:03:31"),
+                ("fp4-round-2", "2026-04-16 13:21:47")]
+    lines = []
+    for raw, start in launches:
+        pre, tb = split_traceback(read_raw(raw))
+        msg = exception_message(tb)
+        warns = [w for w in warning_blocks(pre) if re.match(r"^\S+\.py:\d+: \w+Warning: ", w[0])]
+        clock = Clock(start)
+        lines += sglang_startup(clock, "nvidia/Llama-3.3-70B-Instruct-NVFP4", 2, enable_torch_compile=False)
+        clock.tick(2)
+        fail_ts = clock.tick(7)
+        lines.append(COMPILING_BAR + COMPILING_BAR + warns[0][0])
+        lines += warns[0][1:]
+        for w in warns[1:] + warns:
+            lines += w
+        recs = {r: pcg_failure_records(fail_ts, r, msg, tb) for r in (0, 1)}
+        lines += recs[0][0] + recs[1][0] + recs[1][1] + recs[0][1]
+        lines.append(sg(clock.tick(), SIGQUIT))
+    write(HERE / "sglang-restarts-fp4.log",
+          "# crashlens sample: log framing (three SGLang launches appended to one file, prefixes, rank interleaving) "
+          "written by samples/frame.py around the real tracebacks in samples/raw/fakeserve-pcg-fp4.log (launches 1 "
+          "and 2) and samples/raw/fp4-round-2.log (launch 3); see samples/README.md", lines)
+
+
 # --------------------------------------------------------------------------------------------
 # vLLM 0.11 framing
 
@@ -468,6 +498,7 @@ def main() -> int:
     sglang_healthy()
     sglang_import_error()
     vllm_tp2()
+    sglang_restarts()
     return 0
 
 

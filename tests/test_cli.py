@@ -72,7 +72,7 @@ def test_json_contract_fields():
                      ("chain", list), ("context", dict), ("occurrences", list), ("fixes", list)]:
         assert isinstance(d[key], typ), key
     assert set(d["context"]) >= {"fullgraph", "server", "versions"}
-    assert set(d["occurrences"][0]) == {"source", "line", "rank"}
+    assert set(d["occurrences"][0]) == {"source", "line", "rank", "round"}
     assert {"rank", "kind", "title", "detail", "file", "line"} <= set(d["fixes"][0])
     assert [f["rank"] for f in d["fixes"]] == list(range(1, len(d["fixes"]) + 1))
 

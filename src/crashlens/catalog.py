@@ -185,6 +185,16 @@ class ServerFlag:
 
 
 @dataclass(frozen=True, slots=True)
+class Banner:
+    """A line a server prints once per launch (signatures/servers/*.toml `[[banner]]`): where a log
+    appended to over several launches begins its next round."""
+
+    server: str
+    trigger: str  # a substring every such line holds: the cheap test (and a prefilter marker)
+    pattern: Any
+
+
+@dataclass(frozen=True, slots=True)
 class ContextRule:
     """Evidence for the compile context: where a pattern matches, set these context fields."""
 
@@ -208,6 +218,7 @@ class Catalog:
     signatures: list[Signature] = field(default_factory=list)
     libraries: list[LibraryRule] = field(default_factory=list)
     server_flags: list[ServerFlag] = field(default_factory=list)
+    banners: list[Banner] = field(default_factory=list)
     context_rules: list[ContextRule] = field(default_factory=list)
     facts: list[FactRule] = field(default_factory=list)
     callee_patterns: list[Any] = field(default_factory=list)
@@ -228,6 +239,7 @@ class Catalog:
         for crule in self.context_rules:
             pats += list(crule.patterns)
         pats += [f.pattern for f in self.facts] + list(self.callee_patterns) + [v[1] for v in self.version_hints]
+        pats += [b.pattern for b in self.banners]
         return pats
 
     def warm(self) -> None:
@@ -840,6 +852,14 @@ def load_server(path: Path) -> list[ServerFlag]:
     return out
 
 
+def load_banners(path: Path) -> list[Banner]:
+    d = _load_toml(path)
+    w = str(path)
+    server = _req(d, "server", str, w)
+    return [Banner(server, _req(b, "trigger", str, bw), compile_pattern(_req(b, "pattern", str, bw), f"{bw}.pattern"))
+            for bw, b in _tables(d, "banner", w)]
+
+
 def load_context(path: Path, cat: Catalog) -> None:
     d = _load_toml(path)
     w = str(path)
@@ -965,6 +985,7 @@ def _load_dir(base: Path, n: int, builtin: bool, cat: Catalog, sigs: dict[str, S
         cat.libraries = [r for r in cat.libraries if r.id not in ids] + new
     for path in sorted((base / "servers").glob("*.toml")):
         cat.server_flags.extend(_guarded(path, load_server))
+        cat.banners.extend(_guarded(path, load_banners))
     ctx = base / "context.toml"
     if ctx.exists():
         _guarded(ctx, load_context, cat)

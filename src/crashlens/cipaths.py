@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
@@ -13,28 +14,62 @@ from .diagnose import short_path
 from .read import InputError
 from .records import Diagnosis
 
-# What a directory walk picks up: logs, rotated logs and their gzip copies. A file named explicitly is always read.
-_LOG_NAME = re.compile(r"(?:\.(?:log|txt|out|err|stdout|stderr)(?:\.\d+)?|^[^.]+)(?:\.gz)?$", re.IGNORECASE)
+# What a directory walk reads (README, "crashlens ci"): regular files named like logs, rotated logs
+# (server.log.1, server.log-20250101) and their compressed copies. A file named explicitly is always read.
+LOG_SUFFIXES = ("log", "txt", "out", "err", "stdout", "stderr")
+COMPRESSED_SUFFIXES = ("gz", "xz", "bz2", "zst")
+_LOG_NAME = re.compile(r"\.(?:%s)(?:[.-]\d+)?(?:\.(?:%s))?$" % ("|".join(LOG_SUFFIXES), "|".join(COMPRESSED_SUFFIXES)),
+                       re.IGNORECASE)
 _GLOB_CHARS = set("*?[")
+# How each report crashlens writes begins (render/*): a file that begins so is an earlier run's output, never
+# an artifact to read. tests/test_ci.py renders every format and holds these to what the renderers write.
+_OUR_HEADS = re.compile(
+    r"""\#{1,6}\ crashlens:\ """  # markdown
+    r"""|\{\s*"\$schema":[^\n]*sarif[^\n]*\s*"version":[\s\S]{0,200}?"name":\ "crashlens"""  # sarif
+    r"""|<\?xml[^>]*>\s*<testsuites\ name="crashlens"""  # junit
+    r"""|\{\s*"schema":\ "crashlens/"""  # json
+    r"""|\[\s*(?:\]\s*$|\{\s*"type":\ "issue",\s*"check_name":)"""  # gitlab
+    r"""|::(?:error|warning|notice)\ [^\n]*title=crashlens"""  # github
+    r"""|crashlens:\ no\ crash""",  # github, nothing found
+    re.VERBOSE)
+_HEAD_BYTES = 4096
 
 
 def is_log_name(name: str) -> bool:
     return bool(_LOG_NAME.search(name))
 
 
-def expand_inputs(args: Sequence[str], exclude: Iterable[str] = ()) -> list[str]:
-    """Files as given, directories walked recursively (log-like names, hidden entries skipped), globs expanded.
+def is_crashlens_output(path: str) -> bool:
+    """Whether a file holds a report crashlens wrote (see _OUR_HEADS); compressed files never do."""
+    if path.lower().endswith(tuple("." + s for s in COMPRESSED_SUFFIXES)):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+    except OSError:
+        return False
+    return bool(_OUR_HEADS.match(head.decode("utf-8", "replace").lstrip("\ufeff")))
 
-    Each file appears once, in argument order; paths in `exclude` (our own output files) are left out of walks and
-    globs. Raises InputError for a path that does not exist, a glob without matches or a directory without logs.
+
+def expand_inputs(args: Sequence[str], outputs: Iterable[str] = ()) -> list[str]:
+    """Files as given, directories walked recursively (regular files with log names, hidden entries skipped),
+    globs expanded (regular files only). Each file appears once, in argument order.
+
+    No input is ever an output: an --output that names an input (by its resolved path) is an InputError,
+    unless a walk or glob found it and it is a report crashlens wrote on an earlier run (it is written over,
+    not read). Reports crashlens wrote earlier are never read by a walk or glob. Also an InputError: a path
+    that does not exist, a glob without matches, a directory without logs.
     """
-    skip = {_key(p) for p in exclude}
+    outs = {_key(p): p for p in outputs}
     out: list[str] = []
     seen: set[str] = set()
 
-    def add(path: str) -> None:
+    def add(path: str, named: bool) -> None:
         k = _key(path)
-        if k not in seen and k not in skip:
+        ours = not named and is_crashlens_output(path)
+        if k in outs and not ours:
+            raise InputError(f"--output {outs[k]}: is one of the input artifacts ({path}); refusing to overwrite it")
+        if k not in seen and not ours:
             seen.add(k)
             out.append(path)
 
@@ -44,22 +79,21 @@ def expand_inputs(args: Sequence[str], exclude: Iterable[str] = ()) -> list[str]
         if os.path.isdir(arg):
             found = list(_walk(arg))
             if not found:
-                raise InputError(f"{arg}: no log files in this directory (looked for *.log, *.txt, *.out, *.err, *.gz)")
+                raise InputError(f"{arg}: no log files in this directory (looked for "
+                                 f"{', '.join('*.' + s for s in LOG_SUFFIXES)}, rotated and compressed copies)")
             for p in found:
-                add(p)
+                add(p, named=False)
         elif os.path.exists(arg):
-            if _key(arg) in skip:
-                raise InputError(f"{arg}: is also an --output file; refusing to overwrite an input artifact")
-            add(arg)
+            add(arg, named=True)  # a FIFO or device named explicitly is read once, as a stream
         elif _GLOB_CHARS & set(arg):
             matches = sorted(glob.glob(arg, recursive=True))
-            files = [m for m in matches if os.path.isfile(m)]
+            files = [m for m in matches if os.path.isfile(m)]  # regular files: a FIFO would block the run
             for d in (m for m in matches if os.path.isdir(m)):
                 files.extend(_walk(d))
             if not files:
                 raise InputError(f"{arg}: no file matches this pattern")
             for p in files:
-                add(p)
+                add(p, named=False)
         else:
             raise InputError(f"{arg}: no such file or directory")
     return out
@@ -70,7 +104,12 @@ def _walk(top: str) -> Iterable[str]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if not name.startswith(".") and is_log_name(name):
-                yield os.path.join(root, name)
+                path = os.path.join(root, name)
+                try:
+                    if stat.S_ISREG(os.stat(path).st_mode):  # never a FIFO, socket or device
+                        yield path
+                except OSError:
+                    continue
 
 
 def _key(path: str) -> str:

@@ -31,6 +31,20 @@ Notice = Callable[[str, str], None]  # (source name, message), e.g. ("app.log", 
 
 
 @dataclass(frozen=True, slots=True)
+class NewFile:
+    """The followed name is a new file from the next line on: rotated in, recreated, or truncated."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """A followed stream (a FIFO or character device) reached its end: its writer closed it."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Idle:
     """The sources were watched `seconds` longer and gave nothing beyond what was already yielded.
 
@@ -164,6 +178,8 @@ class FollowedFile:
         self.name = path
         self.quiet_period = quiet_period
         self.behind = False  # more bytes are waiting than one poll reads
+        self.renewed: list[int] = []  # where, in the lines the last poll gave, a new file began
+        self._had_file = False  # a file was open under this name before (so the next one is a new file)
         self._notice = notice
         self._cur: _Handle | None = None
         self._retired: list[_Handle] = []
@@ -201,6 +217,7 @@ class FollowedFile:
         if stat.S_ISDIR(st.st_mode):
             fh.close()
             return None
+        self._had_file = True
         self._cur = _Handle(fh, st.st_dev, st.st_ino, st.st_mtime_ns, time.monotonic())
         return self._cur
 
@@ -220,8 +237,10 @@ class FollowedFile:
 
     def poll(self, now: float) -> list[bytes]:
         """Raw physical lines that arrived since the last poll (a partial last line is held back until its
-        newline arrives or the file has been quiet for the quiet period)."""
+        newline arrives or the file has been quiet for the quiet period). `renewed` says where a new
+        file (rotated in, recreated, or the same one truncated) began among them."""
         self.behind = False
+        self.renewed = []
         out: list[bytes] = []
         for old in list(self._retired):
             out.extend(self._read(old, now))
@@ -248,9 +267,12 @@ class FollowedFile:
             self._missing_reported = False
             h = None
         if h is None:
+            had = self._had_file
             h = self._open()
             if h is None:
                 return out
+            if had:
+                self.renewed.append(len(out))
             if self._missing_reported:
                 self._say("has appeared;  following new file")
                 self._missing_reported = False
@@ -269,6 +291,7 @@ class FollowedFile:
         if truncated:
             self._say("file truncated")
             out.extend(h.end_line())
+            self.renewed.append(len(out))
             h.offset = 0
             h.refingerprint()
         out.extend(self._read(h, now))
@@ -283,6 +306,64 @@ class FollowedFile:
             self._cur = None
 
 
+class StreamedFile:
+    """A FIFO or character device followed by name: opened once, without waiting for a writer, and read as
+    a stream to its end (a FIFO cannot be re-read or re-opened: its writer would get EPIPE)."""
+
+    def __init__(self, path: str, quiet_period: float) -> None:
+        self.path = self.name = path
+        self.quiet_period = quiet_period
+        self.behind = False
+        self.ended = False
+        self._buf = LineBuffer()
+        self._got = False  # a writer has written: an end of file now means it closed its end
+        self._last_data = time.monotonic()
+        try:
+            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except OSError as e:
+            raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+
+    def poll(self, now: float) -> list[bytes]:
+        self.behind = False
+        out: list[bytes] = []
+        budget = READ_PER_POLL
+        while budget > 0 and not self.ended:
+            try:
+                data = os.read(self._fd, min(65536, budget))
+            except BlockingIOError:
+                break
+            if not data:
+                if self._got:  # the writer closed it: the stream is over
+                    self.ended = True
+                    raw = self._buf.flush()
+                    if raw is not None:
+                        out.append(raw)
+                break
+            self._got = True
+            self._last_data = now
+            budget -= len(data)
+            out.extend(self._buf.feed(data))
+        self.behind = budget <= 0
+        if not self.ended and self._buf.pending and now - self._last_data >= self.quiet_period:
+            raw = self._buf.flush()
+            if raw is not None:
+                out.append(raw)
+        return out
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _is_stream(path: str) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
 def follow(
     paths: Sequence[str],
     *,
@@ -291,24 +372,42 @@ def follow(
     notice: Notice | None = None,
     min_interval: float = MIN_INTERVAL,
     max_interval: float = MAX_INTERVAL,
-) -> Iterator[tuple[str, str] | Idle]:
-    """(source name, text line) as lines arrive in any of the files, and an Idle after each poll round.
+    events: bool = False,
+) -> Iterator[tuple[str, str] | Idle | Ended | NewFile]:
+    """(source name, text line) as lines arrive in any of the files, and an Idle after each poll round; a
+    NewFile where a followed name became a new file and an Ended when a FIFO or character device among them
+    reached its end, if `events` is set.
 
-    Runs until the caller stops iterating (Ctrl-C reaches the caller untouched)."""
-    files = [FollowedFile(p, from_start, quiet_period, notice) for p in paths]
+    Runs until the caller stops iterating (Ctrl-C reaches the caller untouched), or until every source
+    was a stream and has ended."""
+    files: list[FollowedFile | StreamedFile] = [
+        StreamedFile(p, quiet_period) if _is_stream(p) else FollowedFile(p, from_start, quiet_period, notice)
+        for p in paths]
     interval = min_interval
     last_round: float | None = None
     try:
         while True:
             now = time.monotonic()
             active = behind = False
-            for f in files:
+            for f in list(files):
                 lines = f.poll(now)
                 behind = behind or f.behind
-                if lines:
+                renewed = f.renewed if isinstance(f, FollowedFile) else []
+                if lines or renewed:
                     active = True
-                    for raw in lines:
+                    for i, raw in enumerate(lines):
+                        if events and renewed and i in renewed:
+                            yield NewFile(f.name)
                         yield f.name, decode_line(raw)
+                    if events and len(lines) in renewed:
+                        yield NewFile(f.name)
+                if isinstance(f, StreamedFile) and f.ended:
+                    f.close()
+                    files.remove(f)
+                    if events:
+                        yield Ended(f.name)
+                    if not files:
+                        return
             # A file writer never waits for its reader: whatever was written before this round's stat()
             # has been read (unless a file is behind), so the time since the last round counts as quiet.
             yield Idle(0.0 if behind or last_round is None else now - last_round)

@@ -5,16 +5,17 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 
-from ._struct import dataclass, field
+from ._struct import dataclass, field, replace
 from .catalog import Catalog
-from .context import FactCollector
+from .context import FactCollector, Facts
 from .diagnose import diagnose, merge
 from .frame import frame_line
 from .locate import Located, Locator
 from .prefilter import CONTROL_MARK as _CONTROL
 from .prefilter import Prefilter, route_key, shape, zero_digits
-from .read import decode_physical, iter_line_chunks, open_source
+from .read import decode_physical, iter_line_chunks, iter_lines, open_source
 from .records import CrashRecord, Diagnosis, Frame
+from .rounds import Round, RoundCounter, rounds_of
 from .traceback import RecordExtractor
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
@@ -41,23 +42,57 @@ class SourceSession:
     next_blockers: NextBlockers | None = None
     lines: int = 0
     extractor: RecordExtractor = field(default_factory=RecordExtractor)
-    facts: FactCollector | None = None
+    facts: FactCollector | None = None  # the current round's
+    rounds: RoundCounter | None = None
     kept: list[CrashRecord] = field(default_factory=list)
     overflow: bool = False
-    # Each kept record's diagnosis and how many facts were known when it was made: facts are only ever
-    # added (first value wins), so with as many known at the end the diagnosis stands.
-    _diagnosed: list[tuple[int, Diagnosis | None]] = field(default_factory=list)
+    # Each kept record's round, diagnosis and how many facts were known when it was made: facts are only
+    # ever added (first value wins), so with as many known at the end the diagnosis stands.
+    _diagnosed: list[tuple[int, tuple[int, ...], Diagnosis | None]] = field(default_factory=list)
+    # Each round's facts: a launch's own start-up lines say what it ran with (a restart may change flags).
+    _round_facts: list[FactCollector] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.facts = FactCollector(self.cat)
+        self._round_facts.append(self.facts)
+        self.rounds = RoundCounter(self.cat.banners)
 
     def feed(self, text: str) -> list[Diagnosis]:
         """One decoded line in; the diagnoses of the records it completed out."""
         self.lines += 1
         line = frame_line(self.name, self.lines, text)
-        assert self.facts is not None
+        assert self.facts is not None and self.rounds is not None
+        out = self._diagnose(self.extractor.feed(line))
+        # After the records it completed: a banner closes the last launch's record, and its facts are
+        # the next launch's.
+        if self.rounds.line(line.lineno, line.text, self.extractor.active_streams):
+            self._next_round()
         self.facts.feed(line)
-        return self._diagnose(self.extractor.feed(line))
+        return out
+
+    def _next_round(self) -> None:
+        self.facts = FactCollector(self.cat)
+        self._round_facts.append(self.facts)
+
+    def _facts_for(self, round_: int) -> tuple[Facts, tuple[int, ...]]:
+        """The facts a record of this round is diagnosed with: the round's own, and for what it does not
+        say, the latest earlier round's; with how many each round knows (the facts' version)."""
+        chain = [c.facts for c in self._round_facts[:round_]]
+        version = tuple(f.known() for f in chain)
+        if len(chain) == 1:
+            return chain[0], version
+        merged = Facts()
+        for f in chain:  # later rounds win
+            merged.values.update(f.values)
+            merged.where.update(f.where)
+            merged.from_prefix |= f.from_prefix
+        return merged, version
+
+    def new_file(self) -> None:
+        """The followed name is a new file from the next line on (rotated, truncated, recreated)."""
+        assert self.rounds is not None
+        if self.rounds.new_file(self.lines + 1, self.extractor.active_streams):
+            self._next_round()
 
     def feed_at(self, lineno: int, text: str) -> list[Diagnosis]:
         """Like feed, for a source whose lines before `lineno` were skipped (see scan_chunks)."""
@@ -87,12 +122,14 @@ class SourceSession:
 
     def _diagnose(self, records: Iterable[CrashRecord]) -> list[Diagnosis]:
         out = []
-        assert self.facts is not None
+        assert self.rounds is not None
         for rec in records:
-            d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
+            r = self.rounds.record(rec.kind, rec.start_line)  # a fatal record ends its round
+            facts, version = self._facts_for(r)
+            d = _in_round(r, diagnose(rec, self.cat, facts, self.next_blockers))
             if len(self.kept) < MAX_KEPT_RECORDS:
                 self.kept.append(rec)
-                self._diagnosed.append((self.facts.facts.known(), d))
+                self._diagnosed.append((r, version, d))
             else:
                 self.overflow = True
             if d is not None:
@@ -103,21 +140,28 @@ class SourceSession:
         """Re-diagnose with every fact of the source known (server arguments may come late)."""
         if self.overflow or not self.kept:
             return early
-        assert self.facts is not None
-        known = self.facts.facts.known()
         out = []
-        for rec, (then, d) in zip(self.kept, self._diagnosed):
-            if then != known:
-                d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
+        for rec, (r, then, d) in zip(self.kept, self._diagnosed):
+            facts, version = self._facts_for(r)
+            if then != version:
+                d = _in_round(r, diagnose(rec, self.cat, facts, self.next_blockers))
             if d is not None:
                 out.append(d)
         return out
+
+
+def _in_round(round_: int, d: Diagnosis | None) -> Diagnosis | None:
+    """The diagnosis with the round its record began in (rounds.py)."""
+    if d is None or round_ == 1:
+        return d
+    return replace(d, occurrences=tuple(replace(o, round=round_) for o in d.occurrences))
 
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
     sources: tuple[tuple[str, int], ...]
     diagnoses: tuple[Diagnosis, ...]
+    rounds: tuple[Round, ...] = ()  # of the sources with more than one (rounds.py)
 
     @property
     def total_lines(self) -> int:
@@ -152,17 +196,20 @@ def scan_chunks(
 def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
               next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
     """A file opened by read.open_source: a regular file is read in byte ranges by the native
-    locator's workers (locate.py); anything else (gzip, a FIFO, no native parts) as a stream of
-    chunks. Records still open at the end are put in order by reading the file again."""
+    locator's workers (locate.py); a compressed one, or one without native parts, as a stream of
+    chunks, and records still open at the end are put in order by reading the file again. A FIFO or
+    character device is read once, line by line like stdin: it cannot be read again."""
     import os
     import stat
 
     def replay() -> Iterator[bytes]:
-        with open_source(path)[1] as again:
+        with open_source(path, quiet=True)[1] as again:
             yield from iter_line_chunks(again)
 
-    fd = fh.fileno() if hasattr(fh, "fileno") and not path.endswith(".gz") else -1
+    fd = fh.fileno() if hasattr(fh, "fileno") else -1  # read.Decompressed has none
     st = os.fstat(fd) if fd >= 0 else None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return scan_lines(name, iter_lines(fh), cat, next_blockers)
     if st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread"):
         pf = Prefilter(cat)
         locator = Locator.create(pf.markers)
@@ -393,4 +440,61 @@ def combine(per_source: list[tuple[str, int, list[Diagnosis]]]) -> ScanResult:
     all_d: list[Diagnosis] = []
     for _, _, ds in per_source:
         all_d.extend(ds)
-    return ScanResult(tuple((n, c) for n, c, _ in per_source), tuple(merge(all_d)))
+    merged = in_log_order(merge(per_context(all_d)), [n for n, _, _ in per_source])
+    return ScanResult(tuple((n, c) for n, c, _ in per_source), merged, rounds_of(merged))
+
+
+def _context_key(d: Diagnosis) -> tuple[str, str] | None:
+    """The compile context a crash was diagnosed under, as far as it changes the fixes; None if unknown."""
+    c = d.context
+    return (c.server or "torch", c.mode or "") if c.server or c.mode else None
+
+
+class ContextSplit:
+    """Context is per source (and per round of a source: a restart may change the launch flags): a crash
+    that one source shows under one server and another source under another (an SGLang log and a vLLM
+    log) is one diagnosis per context, each with its own fixes. The first context seen keeps the crash's
+    id; each other one marks it (`<id>-vllm-compile`). A copy whose source says nothing of its context
+    goes with its source's, else with the first. Where every source agrees nothing changes. `learn` what the sources say (all of them first, for a scan; as they come, for
+    watch), then `split`."""
+
+    def __init__(self) -> None:
+        self._by_source: dict[str, dict[tuple[str, int], tuple[str, str]]] = {}  # id -> (source, round) -> context
+        self._first: dict[str, tuple[str, str]] = {}  # id -> the first context it was seen under
+
+    def learn(self, diagnoses: Iterable[Diagnosis]) -> None:
+        for d in diagnoses:
+            key = _context_key(d)
+            if key is not None and d.occurrences:
+                o = d.occurrences[0]
+                self._by_source.setdefault(d.id, {}).setdefault((o.source, o.round), key)
+                self._first.setdefault(d.id, key)
+
+    def split(self, diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
+        out = []
+        for d in diagnoses:
+            by_src = self._by_source.get(d.id)
+            if by_src is None or len(set(by_src.values())) < 2 or not d.occurrences:
+                out.append(d)
+                continue
+            o = d.occurrences[0]
+            key = by_src.get((o.source, o.round)) or self._first[d.id]
+            out.append(d if key == self._first[d.id] else replace(d, id=f"{d.id}-{key[1] or key[0]}"))
+        return out
+
+
+def per_context(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """The diagnoses of a whole run split by context (ContextSplit)."""
+    split = ContextSplit()
+    split.learn(diagnoses)
+    return split.split(diagnoses)
+
+
+def in_log_order(diagnoses: Iterable[Diagnosis], sources: list[str]) -> tuple[Diagnosis, ...]:
+    """Each diagnosis with its occurrences in log order: source by source as given, line by line."""
+    rank = {name: i for i, name in enumerate(sources)}
+    out = []
+    for d in diagnoses:
+        occ = tuple(sorted(d.occurrences, key=lambda o: (rank.get(o.source, len(rank)), o.line)))
+        out.append(d if occ == d.occurrences else replace(d, occurrences=occ))
+    return tuple(out)

@@ -5,6 +5,7 @@ A line is skipped only while every rank stream of the RecordExtractor is idle, a
   (RECORD_START_MARKERS, one row per branch of traceback._Stream._idle), or a dotted exception name
   (`torch.fx.Foo: ...`, DOTTED_NAME);
 - give a start-up fact: FactCollector only looks at a line containing a catalog `trigger` string;
+- begin a round: a start-up banner (rounds.py) holds its catalog `trigger` string;
 - change which stream a later unprefixed line goes to: pipeline.scan_located feeds the last skipped
   line that carries a rank or a prefix before it feeds anything else.
 Framing only removes text from a line (prefixes, carriage-return redraws) unless the line holds
@@ -90,7 +91,9 @@ class Prefilter:
 
     def __init__(self, cat: Catalog) -> None:
         facts = (r.trigger.encode("utf-8") for r in cat.facts)
-        self.markers = minimal_cover(anchor(m) for m in (*RECORD_START_MARKERS, *facts))
+        # A start-up banner begins the next round after a crash (rounds.py), even where its facts are known.
+        banners = (b.trigger.encode("utf-8") for b in cat.banners)
+        self.markers = minimal_cover(anchor(m) for m in (*RECORD_START_MARKERS, *facts, *banners))
         if any(c in _DIGITS for m in self.markers for c in m):
             raise ValueError("a prefilter marker holds a digit; shapes would hide it")
         self._info: dict[bytes, tuple[bool, RouteKey]] = {}

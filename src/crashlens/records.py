@@ -102,9 +102,10 @@ class Occurrence:
     source: str
     line: int
     rank: str | None
+    round: int = 1  # which launch of the server, in a log appended to over several (rounds.py)
 
     def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "line": self.line, "rank": self.rank}
+        return {"source": self.source, "line": self.line, "rank": self.rank, "round": self.round}
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ EXIT_OK = 0
 EXIT_FATAL = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3  # a bug in crashlens: one line asking for a report (CRASHLENS_DEBUG=1: the traceback)
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C; SIGTERM 143, SIGHUP 129 (128 + the signal's number; cli/stops.py)
 
 # Subcommands are imported when used: each pulls in its own stages (audit, CI renderers, the file
 # follower), and a scan should not pay for them at start-up.
@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> Any:
         if _stdout_is_devnull() and not stdout_was_devnull:
             return _exit(EXIT_OK)
         raise
-    except (_click("Abort"), KeyboardInterrupt):
-        return _fail("interrupted", EXIT_INTERRUPTED)
+    except (_click("Abort"), KeyboardInterrupt) as e:
+        what = getattr(e, "name", "SIGINT")  # cli/stops.Stopped: SIGTERM and SIGHUP stop as Ctrl-C does
+        return _fail("interrupted" if what == "SIGINT" else f"stopped by {what}",
+                     getattr(e, "exit_code", EXIT_INTERRUPTED))
     except _click("UsageError") as e:
         if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:  # `crashlens signatures`
             return _help(e.ctx.get_help(), EXIT_USAGE)

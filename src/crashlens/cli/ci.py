@@ -5,15 +5,15 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any
 
 import click
 
 from ..catalog import Catalog, get_catalog
 from ..cipaths import Location, LocationMapper, expand_inputs, locate_all
-from ..pipeline import ScanResult, combine, scan_file, scan_lines
-from ..read import InputError, iter_lines, open_source
+from ..pipeline import ScanResult, combine, scan_file
+from ..read import InputError, open_source
+from .stops import deliver
 
 FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json")
 # `--output FILE` without a --format: the format its extension names (longest suffix first).
@@ -98,23 +98,13 @@ def _check_output(path: str) -> None:
         raise click.UsageError(f"--output {path}: directory {parent} does not exist")
 
 
-def _lines(fh: BinaryIO, name: str) -> Iterator[str]:
-    """Lines until the end, or until a cut .gz stops: a killed job leaves truncated artifacts worth reading."""
-    try:
-        yield from iter_lines(fh)
-    except (EOFError, OSError) as e:
-        sys.stderr.write(f"crashlens: warning: {name}: stopped reading ({e}); using the lines before that\n")
-
-
 def scan_artifacts(files: list[str], cat: Catalog) -> ScanResult:
+    """Each artifact once, in order; a cut compressed artifact is read up to where it stops (read.py)."""
     per_source = []
     for name in files:
         src, fh = open_source(name)
         try:
-            if src.path is not None and not src.path.endswith(".gz"):
-                n, diags = scan_file(src.name, src.path, fh, cat)
-            else:  # a cut .gz is read up to where it stops
-                n, diags = scan_lines(src.name, _lines(fh, src.name), cat)
+            n, diags = scan_file(src.name, name, fh, cat)
         finally:
             fh.close()
         per_source.append((src.name, n, diags))
@@ -215,26 +205,26 @@ def ci(ctx: click.Context, paths: tuple[str, ...], formats: tuple[str, ...], out
     for o in out_files:
         _check_output(o)
     try:
-        files = expand_inputs(paths, exclude=out_files)
+        files = expand_inputs(paths, outputs=out_files)
         mapper = LocationMapper.create(repo_root or default_repo_root(), path_map)
     except InputError as e:
         raise click.UsageError(str(e)) from None
-    inputs = {os.path.realpath(f) for f in files}
-    for o in out_files:
-        if os.path.realpath(o) in inputs:
-            raise click.UsageError(f"--output {o}: is one of the input artifacts; refusing to overwrite it")
     cat = get_catalog(list(signatures))
     try:
         result = scan_artifacts(files, cat)
     except InputError as e:
         raise click.UsageError(str(e)) from None
     locations = locate_all(result.diagnoses, mapper)
+    if fail_on == "never":
+        code = 0
+    elif fail_on == "any":
+        code = 1 if result.diagnoses else 0
+    else:
+        code = 1 if any(d.fatal for d in result.diagnoses) else 0
     for fmt, out in pairs:
         text = render(fmt, result, locations, cat, fail_on)
         if out is None:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(text.encode("utf-8"))
-            sys.stdout.flush()
+            deliver(lambda: _write_stdout(text), code)  # a reader that leaves early does not change the code
         else:
             try:
                 write_atomic(out, text)
@@ -254,8 +244,10 @@ def ci(ctx: click.Context, paths: tuple[str, ...], formats: tuple[str, ...], out
             f"crashlens: note: {plural(unlocated, 'finding points', 'findings point')} outside the repository"
             f" ({mapper.repo_root}); SARIF lists"
             " them as notifications and GitLab leaves them out. Use --path-map or keep the logs in the checkout.\n")
-    if fail_on == "never":
-        return 0
-    if fail_on == "any":
-        return 1 if result.diagnoses else 0
-    return 1 if any(d.fatal for d in result.diagnoses) else 0
+    return code
+
+
+def _write_stdout(text: str) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()

@@ -9,7 +9,7 @@ import sys
 
 from ..catalog import get_catalog
 from ..pipeline import ScanResult, combine, scan_file, scan_lines
-from ..read import iter_lines, open_source
+from ..read import check_source, iter_lines, open_source
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool, j
     core). The result is the same whichever way: sources are combined in the order given."""
     names = list(files) or ["-"]
     for name in names:  # every bad name is reported, first one first, before any work starts
-        src, fh = open_source(name)
-        if src.path is not None:
-            fh.close()
+        check_source(name)
     jobs = min(jobs or os.cpu_count() or 1, len(names))
     if jobs > 1 and "-" not in names:
         import multiprocessing
@@ -102,8 +100,15 @@ def _on_first_use(make: Any, *args: Any) -> Any:
 def scan_and_report(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...], audit: bool,
                     color: bool | None, jobs: int | None) -> int:
     """The scan command's work once its arguments are parsed (by click in app.py, or by fastpath.py):
-    scan, write the report in `fmt`, and give the exit status (1 if a fatal crash was found)."""
+    scan, write the report in `fmt`, and give the exit status (1 if a fatal crash was found, whether or
+    not the reader of stdout took the whole report)."""
     result = run_scan(files, signatures, audit, jobs)
+    from .stops import deliver
+
+    return deliver(lambda: write_report(result, fmt, color), 1 if any(d.fatal for d in result.diagnoses) else 0)
+
+
+def write_report(result: ScanResult, fmt: str, color: bool | None) -> None:
     out = sys.stdout
     if fmt == "json":
         from ..render.json import render
@@ -118,4 +123,3 @@ def scan_and_report(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...
         from ..render.terminal import render as render_terminal
 
         render_terminal(result, out, color=color)
-    return 1 if any(d.fatal for d in result.diagnoses) else 0

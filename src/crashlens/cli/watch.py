@@ -15,11 +15,14 @@ import click
 
 from ..catalog import get_catalog
 from ..diagnose import merge
-from ..follow import Idle, LineBuffer, follow, stream_chunks
-from ..pipeline import SourceSession
+from ..follow import Ended, Idle, LineBuffer, NewFile, follow, stream_chunks
+from ..pipeline import ContextSplit, SourceSession, in_log_order
 from ..read import decode_line
 from ..records import Diagnosis
+from ..rounds import LiveRounds, rounds_of
+from . import _silence_stdout
 from .scan import next_blockers_hook
+from .stops import reader_gone, stop_on_signals
 
 # A record that reached its natural end (the dynamo trailer, or a plain traceback's exception line) is
 # reported once its stream has taken no line for one fast poll (follow.MIN_INTERVAL): a crashing process
@@ -145,8 +148,11 @@ class _Reporter:
                  status: bool, files: list[str] | None = None) -> None:
         self.fmt = fmt
         self.out = out
+        self.closed = False  # the reader of `out` left (a closed pipe): nothing more can be reported
         self.exec = _Exec(exec_cmd) if exec_cmd else None
         self.seen: dict[str, Diagnosis] = {}
+        self.rounds = LiveRounds()
+        self.contexts = ContextSplit()  # a crash under two servers' contexts is reported for each
         self.order: list[str] = []
         self.files = files or []
         self.sessions: list[SourceSession] = []
@@ -199,35 +205,57 @@ class _Reporter:
         batch, self._pending, self._pending_quiet = self._pending, [], 0.0
         if not batch:
             return
-        merged = merge([*self.seen.values(), *batch])
-        for m in merged:
-            if m.id in self.seen:
-                self.seen[m.id] = m  # another occurrence: the status line's counts change
+        self.contexts.learn(batch)
+        merged = merge([*self.seen.values(), *self.contexts.split(batch)])
         # A crash already printed that merge() now folds into a new one stays printed and counted.
+        # Within a round, another copy (a rank, a file) only changes the counts; a crash that comes back
+        # in a later round (after a restart) is reported again (rounds.py).
         for m in merged:
-            if m.id in self.seen:
-                continue
+            if m.id not in self.seen:
+                self.order.append(m.id)
             self.seen[m.id] = m
-            self.order.append(m.id)
-            self._print(m, len(self.order))
-            if self.exec is not None:
-                from ..render.json import render_line
+            for round_, again, gone in self.rounds.news(m):
+                self._print(m, self.order.index(m.id) + 1, round_, again, gone)
+                if self.exec is not None:
+                    from ..render.json import render_line
 
-                self.exec.run(render_line(m) + "\n")
+                    self.exec.run(render_line(m, round_, again, gone) + "\n")
 
-    def _print(self, d: Diagnosis, n: int) -> None:
+    def _print(self, d: Diagnosis, n: int, round_: int, again: bool, gone: tuple[str, ...]) -> None:
+        if self.closed:
+            return
+        try:
+            self._write(d, n, round_, again, gone)
+        except OSError as e:
+            self._reader_left(e)
+
+    def _reader_left(self, e: OSError) -> None:
+        if not reader_gone(e):
+            raise e
+        self.closed = True
+        if self.out is sys.stdout:
+            _silence_stdout()
+
+    def _write(self, d: Diagnosis, n: int, round_: int, again: bool, gone: tuple[str, ...]) -> None:
         if self.fmt == "jsonl":
             from ..render.json import render_line
 
-            self.out.write(render_line(d) + "\n")
+            self.out.write(render_line(d, round_, again, gone) + "\n")
             self.out.flush()
         elif self.fmt == "terminal":
             from rich.text import Text
 
             from ..render.terminal import panel
 
-            # The panel's own colours, handed to rich (which drops them where colour is off).
-            self._console.print(Text.from_ansi(panel(d, n, self._console.width, True).rstrip("\n")))
+            if round_ > 1:  # a restart: which round this is, and what the last one had that this has not
+                number = {i: k for k, i in enumerate(self.order, 1)}
+                news = [f"#{number[i]} gone" for i in gone if i in number]
+                news.append(f"#{n} again: the last change did not help" if again else f"#{n} new")
+                self._console.print(Text(f"round {round_} of {d.occurrences[-1].source}: " + " · ".join(news),
+                                         style="bold"))
+            if not again:  # the panel of a crash that comes back was printed in its first round
+                # The panel's own colours, handed to rich (which drops them where colour is off).
+                self._console.print(Text.from_ansi(panel(d, n, self._console.width, True).rstrip("\n")))
             self.out.flush()
             self._refresh(force=True)
 
@@ -289,14 +317,17 @@ class _Reporter:
         if self._live is not None:
             self._live.stop()
             self._live = None
-        if self.fmt == "json":
+        if self.fmt == "json" and not self.closed:
             from ..pipeline import ScanResult
             from ..render.json import render
 
-            ordered = merge(self.seen[i] for i in self.order)
+            ordered = in_log_order(merge(self.seen[i] for i in self.order), [s.name for s in self.sessions])
             sources = tuple((s.name, s.lines) for s in self.sessions)
-            self.out.write(render(ScanResult(sources, tuple(ordered))))
-            self.out.flush()
+            try:
+                self.out.write(render(ScanResult(sources, ordered, rounds_of(ordered))))
+                self.out.flush()
+            except OSError as e:
+                self._reader_left(e)
         if self.exec is not None:
             self.exec.wait()
             problem = self.exec.drain()
@@ -314,18 +345,30 @@ def _watch_files(files: list[str], fmt: str, signatures: tuple[str, ...], audit:
     reporter = _Reporter(fmt, sys.stdout, color, exec_cmd, status=True, files=files)
     reporter.sessions = list(sessions.values())
     flusher = _Flusher(quiet_period)
-    try:
-        for item in follow(files, from_start=from_start, quiet_period=quiet_period, notice=reporter.notice):
-            if isinstance(item, Idle):
-                reporter.add(flusher.tick(sessions.values(), item))
-                reporter.idle(item.seconds)
-                reporter.tick()
-                continue
-            name, text = item
-            reporter.add(sessions[name].feed(text))
-    finally:
-        reporter.close()
-    return 1 if reporter.fatal else 0  # not reached: following files ends only with Ctrl-C
+    with stop_on_signals():
+        try:
+            for item in follow(files, from_start=from_start, quiet_period=quiet_period, notice=reporter.notice,
+                               events=True):
+                if isinstance(item, Idle):
+                    reporter.add(flusher.tick(sessions.values(), item))
+                    reporter.idle(item.seconds)
+                    reporter.tick()
+                    if reporter.closed:
+                        break  # nobody reads the reports any more
+                    continue
+                if isinstance(item, Ended):  # a FIFO's writer closed it: what is still open is complete
+                    reporter.add(sessions[item.name].finish())
+                    continue
+                if isinstance(item, NewFile):  # rotated or truncated: after a crash, the next round
+                    sessions[item.name].new_file()
+                    continue
+                name, text = item
+                reporter.add(sessions[name].feed(text))
+        finally:
+            reporter.close()
+    # Following files ends with a signal (cli/stops.py), when the reader of the reports left, or when
+    # every file was a FIFO (or device) and has ended.
+    return 1 if reporter.fatal else 0
 
 
 def _follow_stream(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None,
@@ -337,36 +380,50 @@ def _follow_stream(fmt: str, signatures: tuple[str, ...], audit: bool, color: bo
     reporter = _Reporter(fmt, sys.stderr, color, exec_cmd, status=False)
     reporter.sessions = [session]
     flusher = _Flusher(quiet_period)
-    passthrough = sys.stdout.buffer
+    with stop_on_signals():
+        try:
+            _pump(session, reporter, flusher, sys.stdout.buffer, quiet_period)
+        finally:
+            reporter.close()
+    return 1 if reporter.fatal else 0
+
+
+def _pump(session: SourceSession, reporter: _Reporter, flusher: _Flusher, passthrough: IO[bytes] | None,
+          quiet_period: float) -> None:
+    """stdin to its end: through to `passthrough` unchanged, and into the session line by line. A reader of
+    the passthrough that leaves early changes nothing else: the input is still read and diagnosed whole."""
     buf = LineBuffer()
     partial_quiet = 0.0  # how long a partial last line has waited for its newline
     just_read = False
-    try:
-        for chunk in stream_chunks(sys.stdin.buffer):
-            if isinstance(chunk, Idle):
-                # The wait that ended with data does not count for a partial line that data brought.
-                partial_quiet = 0.0 if just_read else partial_quiet + chunk.seconds
-                just_read = False
-                if buf.pending and partial_quiet >= quiet_period:
-                    raw = buf.flush()
-                    if raw is not None:
-                        reporter.add(session.feed(decode_line(raw)))
-                reporter.add(flusher.tick([session], chunk))
-                reporter.idle(chunk.seconds)
-                reporter.tick()
-                continue
-            just_read = True
-            passthrough.write(chunk)
-            passthrough.flush()
-            for raw in buf.feed(chunk):
-                reporter.add(session.feed(decode_line(raw)))
-        raw = buf.flush()
-        if raw is not None:
+    for chunk in stream_chunks(sys.stdin.buffer):
+        if isinstance(chunk, Idle):
+            # The wait that ended with data does not count for a partial line that data brought.
+            partial_quiet = 0.0 if just_read else partial_quiet + chunk.seconds
+            just_read = False
+            if buf.pending and partial_quiet >= quiet_period:
+                raw = buf.flush()
+                if raw is not None:
+                    reporter.add(session.feed(decode_line(raw)))
+            reporter.add(flusher.tick([session], chunk))
+            reporter.idle(chunk.seconds)
+            reporter.tick()
+            continue
+        just_read = True
+        if passthrough is not None:
+            try:
+                passthrough.write(chunk)
+                passthrough.flush()
+            except OSError as e:
+                if not reader_gone(e):
+                    raise
+                passthrough = None
+                _silence_stdout()
+        for raw in buf.feed(chunk):
             reporter.add(session.feed(decode_line(raw)))
-        reporter.add(session.finish())
-    finally:
-        reporter.close()
-    return 1 if reporter.fatal else 0
+    raw = buf.flush()
+    if raw is not None:
+        reporter.add(session.feed(decode_line(raw)))
+    reporter.add(session.finish())
 
 
 def follow_stdin(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None) -> int:

@@ -61,7 +61,13 @@ def render(result: ScanResult) -> str:
     return dumps(document(result), indent=2) + "\n"
 
 
-def render_line(d: Diagnosis) -> str:
-    """One diagnosis as a single JSON line (jsonl streams, --exec payloads)."""
-    doc = {"schema": SCHEMA, "crashlens_version": __version__, "diagnosis": diagnosis_json(d)}
+def render_line(d: Diagnosis, round: int | None = None, again: bool | None = None, gone: tuple[str, ...] = ()) -> str:
+    """One diagnosis as a single JSON line (jsonl streams, --exec payloads), with the round it is reported
+    in (watch: the round in which it completed; scan: its first) and `again`: whether it came back from
+    an earlier round (watch: this report is of a crash reported in an earlier round; scan: it is seen in
+    more than one), and `gone`: the ids of the previous round's crashes this round no longer has."""
+    rounds = sorted({o.round for o in d.occurrences}) or [1]
+    doc = {"schema": SCHEMA, "crashlens_version": __version__, "diagnosis": diagnosis_json(d),
+           "round": rounds[0] if round is None else round, "again": len(rounds) > 1 if again is None else again,
+           "gone": list(gone)}
     return dumps(doc)

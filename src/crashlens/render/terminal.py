@@ -88,7 +88,26 @@ def _where(d: Diagnosis) -> str:
         s += f"  (ranks: {', '.join(ranks)})" if len(ranks) <= 8 else f"  ({len(ranks)} ranks: {', '.join(ranks[:8])}, …)"
     if len(d.occurrences) > 1:
         s += f"  · seen {len(d.occurrences)} times"
+    rounds = sorted({o.round for o in d.occurrences})
+    if rounds != [1]:
+        s += f"  · round{'s' if len(rounds) > 1 else ''} {', '.join(map(str, rounds))}"
     return s
+
+
+def _rounds_block(result: ScanResult, width: int, color: bool) -> str:
+    """The launches of a log appended to over several (rounds.py), in order: each round's crashes by
+    their panel number, which came back, which were gone."""
+    number = {d.id: n for n, d in enumerate(result.diagnoses, 1)}
+    title = {d.id: d.title for d in result.diagnoses}
+    lines = [_paint("rounds (restarts of the same log):", "bold", color)]
+    for r in result.rounds:
+        bits = [f"#{number[i]} gone" for i in r.gone if i in number]
+        bits += [f"#{number[i]} again" if i in r.again else f"#{number[i]} {title[i]}" for i in r.crashes]
+        line = f"  {r.source} round {r.number}, line {r.first_line}: " + " · ".join(bits)
+        if r.again and not set(r.crashes) - set(r.again):
+            line += " (the last change did not help)"
+        lines.append(_fit(line, width)[0] if _cells(line) > width else line)
+    return "\n".join(lines) + "\n"
 
 
 # A line of a panel's body: (text, style) pieces; a style is space-separated names from _SGR.
@@ -336,6 +355,8 @@ def render(result: ScanResult, file: IO[str], color: bool | None = None, width: 
 
     head = f"crashlens: {findings(result.diagnoses)} in {result.total_lines} lines"
     file.write(_paint(head, "bold", color) + "\n")
+    if result.rounds:
+        file.write(_rounds_block(result, width, color))
     for n, d in enumerate(result.diagnoses, 1):
         text = panel(d, n, width, color, box)
         if lossy:  # what the encoding cannot show becomes "?" rather than an exception
