@@ -30,6 +30,14 @@ _KUBECTL = recache.compile(r"\[pod/[^\]\s]+\] ")
 # pytest shows an exception's lines as `E       <line>` (E, then indentation to column 8)
 _PYTEST_E = recache.compile(r"E(?: {7}|$)")
 _RAY = recache.compile(r"\((?P<proc>[^()]*?), rank=(?P<rank>\d+), pid=\d+(?:, ip=[\w.:]+)?\) ")
+# A Ray actor without a rank: `(RayWorkerWrapper pid=1990, ip=192.168.23.10) `; its pid tells the workers apart.
+_RAY_ACTOR = recache.compile(r"\((?P<proc>[A-Za-z_][\w.:-]*) pid=(?P<pid>\d+), ip=[\w.:]+\) ")
+# MPI launchers: `srun -l` / `mpirun -l` write `0: `, Open MPI's --tag-output `[1,0]<stderr>:`.
+_MPI = recache.compile(r"(?:(?P<rank>\d{1,4}): |\[\d+,(?P<rank2>\d+)\]<std(?:out|err)>: ?)")
+# A markdown quote, as bug reports paste logs into replies: `> ` (nested: `> > `).
+_QUOTE = recache.compile(r">(?: |$)")
+# Python logging's default format: `CRITICAL:torch._inductor.scheduler:Error in codegen ...`.
+_PYLOGGING = recache.compile(r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*):")
 _VLLM_TAG = recache.compile(r" ?\((?P<proc>[A-Za-z][\w ]*?(?: rank=\d+)?|[A-Za-z][\w]*) pid=\d+\) ?")
 _VLLM_LEVEL = recache.compile(
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
@@ -70,10 +78,14 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("0123456789", _DOCKER_TS, "wrapper"),
     (_ALNUM, _COMPOSE, "wrapper"),
     ("E", _PYTEST_E, "pytest"),
+    (">", _QUOTE, "wrapper"),
+    ("0123456789[", _MPI, "mpi"),
     (" (", _RAY, "ray"),
+    ("(", _RAY_ACTOR, "ray-actor"),
     (" (", _VLLM_TAG, "process"),
     (" ", _VIEWER_PIPE, "wrapper"),
     ("DIWEC", _VLLM_LEVEL, "level"),
+    ("DIWEC", _PYLOGGING, "pylogging"),
     ("VIWEC", _GLOG, "glog"),
     ("[", _KUBECTL, "wrapper"),
     ("[", _PYLOG_OLD, "pylog"),
@@ -88,6 +100,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     rank: str | None = None
     level: str | None = None
     artifact: str | None = None
+    logger: str | None = None
     prefixed = record_start = False
     found = True
     while found and text:
@@ -109,6 +122,13 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
             prefixed = True
             if what in ("ray", "torch-rank"):
                 rank = rank or f"rank{m.group('rank')}"
+            elif what == "mpi":
+                rank = rank or f"rank{m.group('rank') or m.group('rank2')}"
+            elif what == "ray-actor":
+                rank = f"{m.group('proc')} pid={m.group('pid')}"
+            elif what == "pylogging":
+                level = m.group("level")
+                logger = m.group("logger")
             elif what == "process":
                 rank = m.group("proc").strip()
             elif what == "level":
@@ -120,7 +140,8 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
                 rank = m.group("ranks").strip() or rank
                 record_start = True
             break
-    return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start)
+    return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger)
+
 
 
 def frame_lines(source: str, lines: Iterable[str], start: int = 1) -> Iterator[LogLine]:
