@@ -42,9 +42,9 @@ class Rule:
         text = line.text
         if self.first and text[:1] not in self.first:
             return None
-        if not self.in_prefix and not any(m in text for m in _TEXT_MARKERS[self.kind]):
-            return None
         if self.when is not None and not self.when(line):
+            return None
+        if not self.in_prefix and not any(m in text for m in _TEXT_MARKERS[self.kind]):
             return None
         if self.on_stripped:
             text = text.strip()
@@ -193,9 +193,38 @@ def is_compile_machinery(f: Frame) -> bool:
     return any(m.holds(f) for m in COMPILE_MACHINERY)
 
 
+# One scan for every rule's text markers: most lines of a log are evidence of nothing, and this says so
+# at C speed, and names the few rules worth testing. The rules without markers of their own in the text
+# (the exception rule's "." stands for dotted names; torch-log's markers are in the prefix) are always
+# tested, after their cheap `when`.
+_ANY_MARKER = recache.compile("|".join(re.escape(m) for r in RULES if not r.in_prefix for m in _TEXT_MARKERS[r.kind]
+                                       if m != "."))
+_BY_MARKER: dict[str, frozenset[int]] = {}
+for _i, _r in enumerate(RULES):
+    for _m in _TEXT_MARKERS[_r.kind]:
+        _BY_MARKER[_m] = _BY_MARKER.get(_m, frozenset()) | {_i}
+_ALWAYS = frozenset(i for i, r in enumerate(RULES) if r.in_prefix or "." in _TEXT_MARKERS[r.kind])
+
+
+def may_be_evidence(line: LogLine) -> bool:
+    """False when no rule can take this line (a quick test before `first_evidence`)."""
+    return line.logger is not None or ":" in line.text or _ANY_MARKER.search(line.text) is not None
+
+
+def candidates(line: LogLine) -> list[Rule]:
+    """The rules that may take this line, in priority order."""
+    hits = set(_ANY_MARKER.findall(line.text))
+    idx = set(_ALWAYS)
+    for h in hits:
+        idx |= _BY_MARKER[h]
+    return [RULES[i] for i in sorted(idx)]
+
+
 def first_evidence(line: LogLine) -> tuple[Rule, re.Match[str]] | None:
     """The first rule this line is evidence for (a later rule may still apply if its opener declines)."""
-    for rule in RULES:
+    if not may_be_evidence(line):
+        return None
+    for rule in candidates(line):
         m = rule.test(line)
         if m is not None:
             return rule, m

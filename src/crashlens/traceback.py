@@ -22,8 +22,10 @@ from .evidence import (
     RECORD_START_MARKERS,
     RULES,
     exception_match,
+    candidates,
     first_evidence,
     is_compile_machinery,
+    may_be_evidence,
 )
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
@@ -403,6 +405,7 @@ class _Stream:
 
     # -- the state machine ---------------------------------------------------------------------
     def _step(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        """One line in the current state; False when the line ended the record and must be fed again."""
         text = line.text
         st = self.state
         d = self.draft
@@ -412,7 +415,6 @@ class _Stream:
             return self._idle(line, out)
         if d is not None:
             d.keep(line)
-
         if st == IDLE:
             return self._idle(line, out)
         if st == SKIP:
@@ -420,32 +422,46 @@ class _Stream:
                 return True
             self.state = IDLE
             return self._idle(line, out)
-
         assert d is not None
-        stripped = text.strip()
-
         if _ELISION.match(text):
             return True  # `...` / `[... 36 lines elided ...]` pasted into a bug report: the record goes on
-        if st == GB:
-            return self._graph_break(line, out)
-        if st == INLINE:
-            return self._inlining(line, out)
-        if st == WARN:
-            if stripped and (text[:1].isspace() or _RECOMPILE_FN.match(text) or line.level is not None
-                             and line.prefixed and not _starts_record(text)):
-                if text.startswith(("To log all recompilation reasons", "To diagnose")):
-                    return True
-                if text[:1].isspace() or _RECOMPILE_FN.match(text):
-                    d.block().message_lines.append(stripped)
-                    return True
-            if not stripped:
-                return True
-            if text.startswith(("To log all recompilation reasons", "To diagnose recompilation")):
-                return True
-            self._unkeep(d)
-            self._end(out, True)
-            return False
+        return _STATES[st](self, line, d, out)
 
+    def _warning(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
+        """A multi-line warning entry (recompile limit, recompiles): its indented lines."""
+        text = line.text
+        stripped = text.strip()
+        if stripped.startswith("- ") and d.user_frames:
+            # the failed guard's user stack (`    -   File "x.py", line 10, in f` / `    -     src`)
+            fm = _FRAME.match(stripped[1:])
+            if fm:
+                if d.gb_header_only:
+                    d.user_frames.clear()
+                    d.gb_header_only = False
+                self._add_frame(d.user_frames, fm)
+            elif self.prev_kind == "frame" and stripped[1:].strip():
+                self._add_source(d.user_frames, stripped[1:])
+        if stripped and (text[:1].isspace() or _RECOMPILE_FN.match(text) or line.level is not None
+                         and line.prefixed and not _starts_record(text)):
+            if text.startswith(("To log all recompilation reasons", "To diagnose")):
+                return True
+            if text[:1].isspace() or _RECOMPILE_FN.match(text):
+                d.block().message_lines.append(stripped)
+                return True
+        if not stripped:
+            return True
+        if text.startswith(("To log all recompilation reasons", "To diagnose recompilation")):
+            return True
+        self._unkeep(d)
+        self._end(out, True)
+        return False
+
+    def _chained(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool | None:
+        """Chain markers and a new `Traceback` line, which mean the same in every state of a traceback
+        record; None when the line is neither."""
+        text = line.text
+        stripped = text.strip()
+        st = self.state
         # Chain markers continue the record whatever state we are in.
         if stripped == _CAUSE or stripped == _CONTEXT:
             d.new_block("cause" if stripped == _CAUSE else "context")
@@ -463,65 +479,86 @@ class _Stream:
             self._end(out, True)
             return False
 
-        if st == TB:
-            fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
-            if fm:
-                self._add_frame(d.block().frames, fm)
-                return True
-            if not stripped:
-                self.blank_run += 1
-                return True
-            if text[:1].isspace():
-                if stripped == "..." or _CARET.match(text):
-                    self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
-                    return True
-                self._add_source(d.block().frames, text)
-                return True
-            if stripped.startswith(("[...", "...")):
-                return True  # an elision marker pasted into the traceback
-            if _TRAILER.match(text):
-                # Frames followed by the trailer: the `from user code:` header was cut off.
-                blk = d.block()
-                d.user_frames.extend(blk.frames)
-                blk.frames.clear()
-                d.trailer = True
-                self.state = AFTER
-                return True
-            if _USER_CODE.match(text):
-                self.state = USER
-                return True
-            em = _EXC_IN_TB.match(text)
-            if em:
-                self._exception_line(d, em)
-                return True
-            self._unkeep(d)
-            self._end(out, False)
-            return False
+        return None
 
-        if st == USER:
-            fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
-            if fm:
-                self._add_frame(d.user_frames, fm)
+    def _traceback(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
+        """Reading the `File ...` frames of a traceback."""
+        done = self._chained(line, d, out)
+        if done is not None:
+            return done
+        text = line.text
+        stripped = text.strip()
+        fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+        if fm:
+            self._add_frame(d.block().frames, fm)
+            return True
+        if not stripped:
+            self.blank_run += 1
+            return True
+        if text[:1].isspace():
+            if stripped == "..." or _CARET.match(text):
+                self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
                 return True
-            if not stripped:
-                self.state = AFTER
-                self.blank_run = 1
-                return True
-            if text[:1].isspace():
-                if _CARET.match(text):
-                    self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
-                else:
-                    self._add_source(d.user_frames, text)
-                return True
-            if _TRAILER.match(text):
-                d.trailer = True
-                self.state = AFTER
-                return True
-            self._unkeep(d)
-            self._end(out, d.trailer)
-            return False
+            self._add_source(d.block().frames, text)
+            return True
+        if stripped.startswith(("[...", "...")):
+            return True  # an elision marker pasted into the traceback
+        if _TRAILER.match(text):
+            # Frames followed by the trailer: the `from user code:` header was cut off.
+            blk = d.block()
+            d.user_frames.extend(blk.frames)
+            blk.frames.clear()
+            d.trailer = True
+            self.state = AFTER
+            return True
+        if _USER_CODE.match(text):
+            self.state = USER
+            return True
+        em = _EXC_IN_TB.match(text)
+        if em:
+            self._exception_line(d, em)
+            return True
+        self._unkeep(d)
+        self._end(out, False)
+        return False
 
-        # BODY and AFTER
+    def _user_code(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
+        """Reading the frames of `from user code:`."""
+        done = self._chained(line, d, out)
+        if done is not None:
+            return done
+        text = line.text
+        stripped = text.strip()
+        fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+        if fm:
+            self._add_frame(d.user_frames, fm)
+            return True
+        if not stripped:
+            self.state = AFTER
+            self.blank_run = 1
+            return True
+        if text[:1].isspace():
+            if _CARET.match(text):
+                self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
+            else:
+                self._add_source(d.user_frames, text)
+            return True
+        if _TRAILER.match(text):
+            d.trailer = True
+            self.state = AFTER
+            return True
+        self._unkeep(d)
+        self._end(out, d.trailer)
+        return False
+
+    def _message(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
+        """BODY (after an exception line) and AFTER (after a blank line or the trailer)."""
+        done = self._chained(line, d, out)
+        if done is not None:
+            return done
+        text = line.text
+        stripped = text.strip()
+        st = self.state
         if d.trailer and (_USER_CODE.match(text) or (_TRAILER.match(text) and not text.startswith("You can suppress"))):
             self._unkeep(d)
             self._end(out, True)
@@ -615,9 +652,9 @@ class _Stream:
     def _idle(self, line: LogLine, out: list[CrashRecord]) -> bool:
         """No record is open: what is this line evidence of (evidence.RULES), and the record it opens."""
         text = line.text
-        if not text or not text.strip():
+        if not text or not text.strip() or not may_be_evidence(line):
             return True
-        for rule in RULES:
+        for rule in candidates(line):
             m = rule.test(line)
             if m is not None and _OPENERS[rule.kind](self, line, m):
                 return True
@@ -729,7 +766,9 @@ class _Stream:
         d = self._open("warning", line, WARN, lead=line.text.strip(), evidence="recompiling")
         d.dynamo_body = True
         f, ln = m.group("file") or m.group("file2"), m.group("line") or m.group("line2")
+        # the function's first line, until the failed guard's user stack (if shown) says where
         d.user_frames.append(Frame(f, int(ln), m.group("func")))
+        d.gb_header_only = True
         d.new_block().message_lines.append(line.text.strip())
         return True
 
@@ -897,6 +936,17 @@ def _clean_lead(lead: str | None) -> str | None:
     lead = lead.strip().rstrip(":").strip()
     return lead or None
 
+
+# What a line means in each state of an open record.
+_STATES = {
+    TB: _Stream._traceback,
+    USER: _Stream._user_code,
+    BODY: _Stream._message,
+    AFTER: _Stream._message,
+    GB: lambda s, line, d, out: s._graph_break(line, out),
+    INLINE: lambda s, line, d, out: s._inlining(line, out),
+    WARN: _Stream._warning,
+}
 
 # The opener of each kind of evidence (evidence.RULES): how such a line starts a record.
 _OPENERS = {
