@@ -129,6 +129,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
             elif what == "pylogging":
                 level = m.group("level")
                 logger = m.group("logger")
+                record_start = True  # logging prefixes a record's first line only
             elif what == "process":
                 rank = m.group("proc").strip()
             elif what == "level":
@@ -146,4 +147,73 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
 
 def frame_lines(source: str, lines: Iterable[str], start: int = 1) -> Iterator[LogLine]:
     for i, raw in enumerate(lines, start):
-        yield frame_line(source, i, raw)
+        yield from frame_physical(source, i, raw)
+
+
+# A physical line shorter than this holds one logical line: a lost newline leaves a long line.
+MIN_JOINED = 100
+MIN_PREFIX = 8  # a shorter repeated prefix (`0: `, `> `) is too common inside text to split at
+# What an escaped message holds when it is a traceback or a dynamo report worth splitting back.
+_ESCAPED_EVIDENCE = ("Traceback (most recent call last):", "File ", "from user code:", "torch._dynamo",
+                     "torch._inductor", "Explanation:")
+_DIGIT_RUN = recache.compile(r"\d+")
+
+
+def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
+    """The logical lines one physical line holds, framed (all with the physical line's number).
+
+    Almost always one. Bug-report pastes and log shippers sometimes lose newlines: a message logged
+    with its newlines escaped (`'...\\n  Explanation: ...\\nfrom user code:\\n ...'`, a repr or JSON
+    string), or lines joined where the logger's prefix repeats (`[... TP0] Traceback ... [... TP0]
+    File "..."`). Both are split back into the lines they were.
+    """
+    first = frame_line(source, lineno, raw)
+    if len(raw) < MIN_JOINED:
+        return [first]
+    pieces = _split_repeated_prefix(raw, first)
+    if pieces is None:
+        pieces = [raw]
+    out: list[LogLine] = []
+    for k, piece in enumerate(pieces):
+        line = first if k == 0 and piece is raw else frame_line(source, lineno, piece)
+        escaped = _split_escaped(line.text)
+        if escaped is None:
+            out.append(line)
+            continue
+        out.append(_with_text(line, escaped[0]))
+        out.extend(frame_line(source, lineno, part) for part in escaped[1:])
+    return out
+
+
+def _with_text(line: LogLine, text: str) -> LogLine:
+    return LogLine(line.source, line.lineno, text, line.rank, line.prefixed, line.level, line.artifact,
+                   line.record_start, line.logger)
+
+
+def _split_escaped(text: str) -> list[str] | None:
+    """A message with its newlines escaped as `\\n`, split at them (and `\\"`, `\\'` unescaped), when it
+    is a traceback or a dynamo report; None otherwise."""
+    if text.count("\\n") < 2:
+        return None
+    parts = text.split("\\n")
+    rest = "\n".join(parts[1:])
+    if not any(e in rest for e in _ESCAPED_EVIDENCE):
+        return None
+    return [p.replace('\\"', '"').replace("\\'", "'") for p in parts]
+
+
+def _split_repeated_prefix(raw: str, first: LogLine) -> list[str] | None:
+    """`raw` split before each repeat of its own prefix (digits may differ: timestamps), or None."""
+    text = strip_controls(raw)
+    n = len(text) - len(first.text)
+    if n < MIN_PREFIX:
+        return None
+    prefix = text[:n]
+    if not prefix.strip():
+        return None
+    rx = re.compile(_DIGIT_RUN.sub(lambda _m: r"\d+", re.escape(prefix)))
+    cuts = [m.start() for m in rx.finditer(text, n)]
+    if not cuts:
+        return None
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b].rstrip(" ") if b < len(text) else text[a:b] for a, b in zip(bounds, bounds[1:])]

@@ -9,7 +9,7 @@ from ._struct import dataclass, field
 from .catalog import Catalog
 from .context import FactCollector
 from .diagnose import diagnose, merge
-from .frame import frame_line
+from .frame import frame_line, frame_physical
 from .locate import Located, Locator
 from .prefilter import CONTROL_MARK as _CONTROL
 from .prefilter import Prefilter, route_key, shape, zero_digits
@@ -54,10 +54,12 @@ class SourceSession:
     def feed(self, text: str) -> list[Diagnosis]:
         """One decoded line in; the diagnoses of the records it completed out."""
         self.lines += 1
-        line = frame_line(self.name, self.lines, text)
         assert self.facts is not None
-        self.facts.feed(line)
-        return self._diagnose(self.extractor.feed(line))
+        out: list[Diagnosis] = []
+        for line in frame_physical(self.name, self.lines, text):  # one, unless newlines were lost
+            self.facts.feed(line)
+            out.extend(self._diagnose(self.extractor.feed(line)))
+        return out
 
     def feed_at(self, lineno: int, text: str) -> list[Diagnosis]:
         """Like feed, for a source whose lines before `lineno` were skipped (see scan_chunks)."""

@@ -733,8 +733,12 @@ class _Stream:
         return True
 
     def _open_wont_convert(self, line: LogLine, m: re.Match[str]) -> bool:
-        # suppress_errors turned the failure into this warning: the run goes on, eagerly.
-        self._open("warning", line, GB, lead=line.text.strip(), section="header").new_block()
+        # suppress_errors turned the failure into this warning: the run goes on, eagerly. The header
+        # names the function dynamo gave up on (its first line), the outermost frame of what it traced.
+        d = self._open("warning", line, GB, lead=line.text.strip(), section="header")
+        d.new_block()
+        d.dynamo_body = True
+        d.user_frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func")))
         return True
 
     def _open_recompile_limit(self, line: LogLine, m: re.Match[str]) -> bool:
