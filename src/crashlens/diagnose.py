@@ -351,26 +351,31 @@ def _typed_dynamo(d: Diagnosis) -> bool:
 
 def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The dynamo crash whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
-    failed with error: ...", "Worker failed with error '...'") is that crash again, not another one."""
-    if d.exception is None or _typed_dynamo(d) or not d.fatal:
+    failed with error: ...", "Worker failed with error '...'") is that crash again, not another one.
+    Its frames are the server's own, so they say nothing; of several such crashes, the nearest one
+    printed before it."""
+    if d.exception is None or _typed_dynamo(d) or not d.fatal or not d.occurrences:
         return None
     said = d.exception[1].strip()
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    best: tuple[tuple[int, int], Diagnosis] | None = None
     for e in hosts:
         msg = e.exception[1].strip() if e.exception else ""
         if e is d or not e.fatal or len(msg) < 12 or msg not in said or msg == said:
             continue
-        if d.culprit is not None and e.culprit is not None and (d.culprit.file, d.culprit.line) != (
-                e.culprit.file, e.culprit.line):
-            continue
-        return e
-    return None
+        gaps = [line - o.line for o in e.occurrences if o.source == src]
+        key = min(((g < 0, abs(g)) for g in gaps), default=(True, 1 << 30))
+        if best is None or key < best[0]:
+            best = (key, e)
+    return best[1] if best else None
 
 
 def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The finding an exception-less piece of the same source belongs to: dynamo's banner, compile
-    machinery frames, FAILED INLINING or recompile lines printed beside the crash (or warning) that
-    shows its exception (the nearest one)."""
-    if d.evidence is None or not d.occurrences:
+    machinery frames, FAILED INLINING or recompile lines, a `from user code:` block or a wrapper that
+    points at the root cause above, printed beside the crash (or warning) that shows its exception
+    (the nearest one)."""
+    if (d.evidence is None and d.exception is not None) or not d.occurrences:
         return None
     src, line = d.occurrences[0].source, d.occurrences[0].line
     best: tuple[int, Diagnosis] | None = None
@@ -406,7 +411,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a dynamo crash, and an exception-less piece of a
     crash (its banner, frames or log line, cut from the rest), are occurrences of that crash."""
     typed = [d for d in diags if _typed_dynamo(d)]
-    shown = [d for d in diags if d.family == "dynamo" and d.evidence is None]
+    shown = [d for d in diags if d.family == "dynamo" and d.evidence is None and d.exception is not None]
     if not shown:
         return diags
     out = {id(d): d for d in diags}

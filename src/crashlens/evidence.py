@@ -44,8 +44,13 @@ class Rule:
             return None
         if self.when is not None and not self.when(line):
             return None
-        if not self.in_prefix and not any(m in text for m in _TEXT_MARKERS[self.kind]):
-            return None
+        marks = _CHECKED_MARKERS[self.kind]
+        if marks:
+            for m in marks:
+                if m in text:
+                    break
+            else:
+                return None
         if self.on_stripped:
             text = text.strip()
         return self.pattern.search(text) if self.search else self.pattern.match(text)
@@ -134,6 +139,8 @@ RULES: tuple[Rule, ...] = (
     # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
     # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).
     Rule("pytest-summary", (b"FAILED ", b"ERROR "), _PYTEST_SUMMARY, first="FE", covered_by="exception"),
+    # inductor's scheduler logs this (CRITICAL) just before it raises, in any log format
+    Rule("codegen-error", (b"Error in codegen for ",), recache.compile(r"^Error in codegen for (?P<msg>.*)$"), first="E"),
     Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:"), _ANY,
          when=_torch_compile_logger, in_prefix=True),
     # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
@@ -144,6 +151,10 @@ RULES: tuple[Rule, ...] = (
 
 # A rule's markers as text, for its own cheap test (the exception rule's "." stands for dotted names).
 _TEXT_MARKERS: dict[str, tuple[str, ...]] = {r.kind: tuple(m.decode() for m in r.markers) for r in RULES}
+# The markers a rule's own test checks: none where they are in the prefix, or stand for any dotted name.
+_CHECKED_MARKERS: dict[str, tuple[str, ...]] = {
+    r.kind: () if r.in_prefix or "." in _TEXT_MARKERS[r.kind] else _TEXT_MARKERS[r.kind] for r in RULES
+}
 
 # What the prefilter must keep: every rule's markers (b"." is covered by its dotted-name test).
 RECORD_START_MARKERS: tuple[bytes, ...] = tuple(
@@ -189,6 +200,17 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
 )
 
 
+# Servers re-raise a worker's crash with a message that only points at it: that exception is the
+# crash printed before it, not another one (vLLM's engine core and multiproc executor).
+POINTS_ELSEWHERE = recache.compile(
+    r"See root cause above|stack trace above for the root cause|See stack trace \(above\) for the root cause"
+)
+
+
+def points_elsewhere(message: str) -> bool:
+    return POINTS_ELSEWHERE.search(message) is not None
+
+
 def is_compile_machinery(f: Frame) -> bool:
     return any(m.holds(f) for m in COMPILE_MACHINERY)
 
@@ -197,12 +219,11 @@ def is_compile_machinery(f: Frame) -> bool:
 # at C speed, and names the few rules worth testing. The rules without markers of their own in the text
 # (the exception rule's "." stands for dotted names; torch-log's markers are in the prefix) are always
 # tested, after their cheap `when`.
-_ANY_MARKER = recache.compile("|".join(re.escape(m) for r in RULES if not r.in_prefix for m in _TEXT_MARKERS[r.kind]
-                                       if m != "."))
-_BY_MARKER: dict[str, frozenset[int]] = {}
-for _i, _r in enumerate(RULES):
-    for _m in _TEXT_MARKERS[_r.kind]:
-        _BY_MARKER[_m] = _BY_MARKER.get(_m, frozenset()) | {_i}
+_MARKS = tuple(dict.fromkeys(m for r in RULES if not r.in_prefix for m in _TEXT_MARKERS[r.kind] if m != "."))
+_ANY_MARKER = recache.compile("|".join(re.escape(m) for m in _MARKS))
+_BY_MARKER: dict[str, frozenset[int]] = {
+    m: frozenset(i for i, r in enumerate(RULES) if m in _TEXT_MARKERS[r.kind]) for m in _MARKS
+}
 _ALWAYS = frozenset(i for i, r in enumerate(RULES) if r.in_prefix or "." in _TEXT_MARKERS[r.kind])
 
 
@@ -211,13 +232,21 @@ def may_be_evidence(line: LogLine) -> bool:
     return line.logger is not None or ":" in line.text or _ANY_MARKER.search(line.text) is not None
 
 
-def candidates(line: LogLine) -> list[Rule]:
-    """The rules that may take this line, in priority order."""
-    hits = set(_ANY_MARKER.findall(line.text))
+_ALWAYS_RULES = tuple(RULES[i] for i in sorted(_ALWAYS))
+_ALWAYS_TEXT_RULES = tuple(r for r in _ALWAYS_RULES if not r.in_prefix)  # a line without a logger
+
+
+def candidates(line: LogLine) -> tuple[Rule, ...]:
+    """The rules that may take this line, in priority order: most lines hold no marker, and only the
+    rules without markers of their own need a look (one regex search says which case it is)."""
+    text = line.text
+    if _ANY_MARKER.search(text) is None:
+        return _ALWAYS_RULES if line.logger is not None else _ALWAYS_TEXT_RULES
     idx = set(_ALWAYS)
-    for h in hits:
-        idx |= _BY_MARKER[h]
-    return [RULES[i] for i in sorted(idx)]
+    for m in _MARKS:
+        if m in text:
+            idx |= _BY_MARKER[m]
+    return tuple(RULES[i] for i in sorted(idx))
 
 
 def first_evidence(line: LogLine) -> tuple[Rule, re.Match[str]] | None:

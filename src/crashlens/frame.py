@@ -95,6 +95,17 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 
 
+def _next_prefix(text: str) -> tuple[str, re.Match[str]] | None:
+    """The prefix the line starts with, if any: (what it is, its match)."""
+    c0 = text[0]
+    for first, pattern, what in _PREFIXES:
+        if c0 in first:
+            m = pattern.match(text)
+            if m is not None:
+                return what, m
+    return None
+
+
 def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     text = strip_controls(raw)
     rank: str | None = None
@@ -102,47 +113,39 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     artifact: str | None = None
     logger: str | None = None
     prefixed = record_start = False
-    found = True
-    while found and text:
-        found = False
-        c0 = text[0]
-        for first, pattern, what in _PREFIXES:
-            if c0 not in first:
-                continue
-            m = pattern.match(text)
-            if m is None:
-                continue
-            text = text[m.end() :]
-            found = True
-            if what == "wrapper":
-                break
-            if what == "pytest":
-                level = level or "ERROR"
-                break
-            prefixed = True
-            if what in ("ray", "torch-rank"):
-                rank = rank or f"rank{m.group('rank')}"
-            elif what == "mpi":
-                rank = rank or f"rank{m.group('rank') or m.group('rank2')}"
-            elif what == "ray-actor":
-                rank = f"{m.group('proc')} pid={m.group('pid')}"
-            elif what == "pylogging":
-                level = m.group("level")
-                logger = m.group("logger")
-                record_start = True  # logging prefixes a record's first line only
-            elif what == "process":
-                rank = m.group("proc").strip()
-            elif what == "level":
-                level = m.group("level")
-            elif what in ("glog", "pylog"):
-                level = _GLOG_LEVELS.get(m.group("level"), m.group("level"))
-                artifact = m.group("artifact") or artifact
-            elif what == "sglang":
-                rank = m.group("ranks").strip() or rank
-                record_start = True
+    while text:
+        got = _next_prefix(text)
+        if got is None:
             break
+        what, m = got
+        text = text[m.end() :]
+        if what == "wrapper":
+            continue
+        if what == "pytest":
+            level = level or "ERROR"
+            continue
+        prefixed = True
+        if what in ("ray", "torch-rank"):
+            rank = rank or f"rank{m.group('rank')}"
+        elif what == "mpi":
+            rank = rank or f"rank{m.group('rank') or m.group('rank2')}"
+        elif what == "ray-actor":
+            rank = f"{m.group('proc')} pid={m.group('pid')}"
+        elif what == "pylogging":
+            level = m.group("level")
+            logger = m.group("logger")
+            record_start = True  # logging prefixes a record's first line only
+        elif what == "process":
+            rank = m.group("proc").strip()
+        elif what == "level":
+            level = m.group("level")
+        elif what in ("glog", "pylog"):
+            level = _GLOG_LEVELS.get(m.group("level"), m.group("level"))
+            artifact = m.group("artifact") or artifact
+        elif what == "sglang":
+            rank = m.group("ranks").strip() or rank
+            record_start = True
     return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger)
-
 
 
 def frame_lines(source: str, lines: Iterable[str], start: int = 1) -> Iterator[LogLine]:
@@ -203,17 +206,23 @@ def _split_escaped(text: str) -> list[str] | None:
 
 
 def _split_repeated_prefix(raw: str, first: LogLine) -> list[str] | None:
-    """`raw` split before each repeat of its own prefix (digits may differ: timestamps), or None."""
+    """`raw` split before each repeat of its own prefix (digits may differ: timestamps), or None. Of
+    stacked prefixes (vLLM's tag, then glog's), the outermost that repeats: the inner ones may be
+    only on some of the joined lines."""
     text = strip_controls(raw)
-    n = len(text) - len(first.text)
-    if n < MIN_PREFIX:
-        return None
-    prefix = text[:n]
-    if not prefix.strip():
-        return None
-    rx = re.compile(_DIGIT_RUN.sub(lambda _m: r"\d+", re.escape(prefix)))
-    cuts = [m.start() for m in rx.finditer(text, n)]
-    if not cuts:
-        return None
-    bounds = [0, *cuts, len(text)]
-    return [text[a:b].rstrip(" ") if b < len(text) else text[a:b] for a, b in zip(bounds, bounds[1:])]
+    end, rest = 0, text
+    while rest:
+        got = _next_prefix(rest)
+        if got is None:
+            break
+        end += got[1].end()
+        rest = rest[got[1].end():]
+        prefix = text[:end]
+        if end < MIN_PREFIX or not prefix.strip():
+            continue
+        rx = re.compile(_DIGIT_RUN.sub(lambda _m: r"\d+", re.escape(prefix)))
+        cuts = [m.start() for m in rx.finditer(text, end)]
+        if cuts:
+            bounds = [0, *cuts, len(text)]
+            return [text[a:b].rstrip(" ") if b < len(text) else text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return None

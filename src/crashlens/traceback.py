@@ -26,6 +26,7 @@ from .evidence import (
     first_evidence,
     is_compile_machinery,
     may_be_evidence,
+    points_elsewhere,
 )
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
@@ -49,9 +50,9 @@ _DYNAMO_TYPE = recache.compile(
     r"GuardOnDataDependentSymNode|DataDependentOutputException|UnsupportedOperatorException|"
     r"FailOnRecompileLimitHit|FailOnCacheLimitHit|RecompileLimitExceeded|CacheLimitExceeded)$"
 )
-_EXPLANATION = recache.compile(r"^\s+Explanation: ?(?P<t>.*)$")
-_HINT = recache.compile(r"^\s+Hint: ?(?P<t>.*)$")
-_DEBUG_CTX = recache.compile(r"^\s+Developer debug context: ?(?P<t>.*)$")
+_EXPLANATION = recache.compile(r"^\s*Explanation: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
+_HINT = recache.compile(r"^\s*Hint: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
+_DEBUG_CTX = recache.compile(r"^\s*Developer debug context: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
 _GB_LINK = recache.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
 _GB_ID = recache.compile(r"[Gg][Bb](\d{4})")
 _ELISION = recache.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
@@ -157,6 +158,8 @@ class _Draft:
         chain = _unquote(chain)
         typed = any(b.type for b in chain)
         evidence = None if typed else self.evidence
+        if typed and chain and points_elsewhere(chain[-1].message):
+            evidence = "reraise"  # "... See root cause above.": a server's wrapper of a crash printed before
         machinery = any(is_compile_machinery(f) for b in chain for f in b.frames)
         if machinery and not typed:
             evidence = "compile-machinery"  # torch.compile's own frames, its exception line out of view
@@ -518,8 +521,23 @@ class _Stream:
         if em:
             self._exception_line(d, em)
             return True
+        if self._unindented_source(d.block().frames, text):
+            return True
         self._unkeep(d)
         self._end(out, False)
+        return False
+
+    def _unindented_source(self, frames: list[Frame], text: str) -> bool:
+        """A paste that lost its indentation (rendered markdown) prints a frame's source line and its
+        carets at column 0: right after a frame, such a line is still the source line."""
+        if self.prev_kind not in ("frame", "source"):
+            return False
+        if _CARET.match(text):
+            self.last_kind = "source"
+            return True
+        if self.prev_kind == "frame" and not _LOGLIKE.match(text) and not _starts_record(text):
+            self._add_source(frames, text)
+            return True
         return False
 
     def _user_code(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
@@ -546,6 +564,8 @@ class _Stream:
         if _TRAILER.match(text):
             d.trailer = True
             self.state = AFTER
+            return True
+        if self._unindented_source(d.user_frames, text):
             return True
         self._unkeep(d)
         self._end(out, d.trailer)
@@ -788,7 +808,7 @@ class _Stream:
         # `CRITICAL:torch._inductor.scheduler:Error in codegen ...`: logged just before it raises; a
         # warning is an error suppress_errors swallowed (the run goes on eagerly): not fatal.
         kind = "warning" if line.level == "WARNING" else "partial"
-        d = self._open(kind, line, BODY, lead=line.logger, section="message", evidence="torch-log")
+        d = self._open(kind, line, BODY, lead=line.logger or "torch._inductor", section="message", evidence="torch-log")
         d.new_block().message_lines.append(line.text.strip())
         d.dynamo_body = True
         return True
@@ -970,6 +990,7 @@ _OPENERS = {
     "recompiling": _Stream._open_recompiling,
     "pytest-summary": _Stream._open_pytest_summary,
     "torch-log": _Stream._open_torch_log,
+    "codegen-error": _Stream._open_torch_log,
     "exception": _Stream._open_exception,
 }
 
