@@ -37,7 +37,7 @@ FIX_KINDS = {"custom-op", "decorate", "precompute", "config", "flag", "upgrade",
 CONTEXTS = {"fullgraph", "graph-break", "unknown"}
 MATCH_KEYS = {
     "exception", "message", "gb", "callee", "frames", "culprit_source", "kind", "not_message", "lead", "text",
-    "raised_in",
+    "raised_in", "evidence",
 }
 SIGNATURE_KEYS = {
     "id", "name", "family", "title", "summary", "why", "priority", "confidence", "tags", "fuzzy", "fixsets",

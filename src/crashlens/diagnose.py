@@ -257,6 +257,7 @@ def build(
         warnings=tuple(dict.fromkeys(w for w in warnings if w)),
         fields=tuple(sorted(m.fields.items())),
         complete=record.complete and bool(exception and exception[0]),
+        evidence=record.evidence,
     )
 
 
@@ -337,6 +338,106 @@ def _fold_fragments(diags: list[Diagnosis]) -> list[Diagnosis]:
             for d in diags if d.id not in host_of]
 
 
+def _absorb(host: Diagnosis, part: Diagnosis) -> Diagnosis:
+    ctx = host.context if host.context.fullgraph is not None else (
+        part.context if part.context.fullgraph is not None else host.context)
+    return replace(host, occurrences=tuple(dict.fromkeys(host.occurrences + part.occurrences)), context=ctx,
+                   fatal=host.fatal or part.fatal)
+
+
+def _typed_dynamo(d: Diagnosis) -> bool:
+    return d.exception is not None and d.exception[0].startswith(("torch._dynamo.", "torch._inductor."))
+
+
+def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The dynamo crash whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
+    failed with error: ...", "Worker failed with error '...'") is that crash again, not another one.
+    Its frames are the server's own, so they say nothing; of several such crashes, the nearest one
+    printed before it."""
+    if d.exception is None or _typed_dynamo(d) or not d.fatal or not d.occurrences:
+        return None
+    said = d.exception[1].strip()
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    best: tuple[tuple[int, int], Diagnosis] | None = None
+    for e in hosts:
+        msg = e.exception[1].strip() if e.exception else ""
+        if e is d or not e.fatal or len(msg) < 12 or msg not in said or msg == said:
+            continue
+        gaps = [line - o.line for o in e.occurrences if o.source == src]
+        key = min(((g < 0, abs(g)) for g in gaps), default=(True, 1 << 30))
+        if best is None or key < best[0]:
+            best = (key, e)
+    return best[1] if best else None
+
+
+def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The finding an exception-less piece of the same source belongs to: dynamo's banner, compile
+    machinery frames, FAILED INLINING or recompile lines, a `from user code:` block or a wrapper that
+    points at the root cause above, printed beside the crash (or warning) that shows its exception
+    (the nearest one)."""
+    if (d.evidence is None and d.exception is not None) or not d.occurrences:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or e.fatal < d.fatal or not e.occurrences:
+            continue
+        if d.culprit is not None and e.culprit is not None and (d.culprit.file, d.culprit.line) != (
+                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)):
+            continue
+        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
+        if near and (best is None or min(near) < best[0]):
+            best = (min(near), e)
+    return best[1] if best else None
+
+
+MAX_ANNOUNCE_GAP = 60  # lines from a warning to the error it announced (the recompile limit's is 6)
+
+
+def _announced_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The crash a warning announced: dynamo's untyped warning (the recompile limit) followed, in the
+    same source, by the fatal error of the same signature (FailOnRecompileLimitHit) is that error."""
+    if d.fatal or (d.exception is not None and d.exception[0]) or not d.occurrences or d.signature is None:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    for e in hosts:
+        if e.fatal and e.signature == d.signature and any(
+                o.source == src and 0 < o.line - line <= MAX_ANNOUNCE_GAP for o in e.occurrences):
+            return e
+    return None
+
+
+def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
+    """One crash, one report: a re-raise that quotes a dynamo crash, and an exception-less piece of a
+    crash (its banner, frames or log line, cut from the rest), are occurrences of that crash."""
+    typed = [d for d in diags if _typed_dynamo(d)]
+    shown = [d for d in diags if d.family == "dynamo" and d.evidence is None and d.exception is not None]
+    if not shown:
+        return diags
+    out = {id(d): d for d in diags}
+    into: dict[int, int] = {}
+    for d in diags:
+        h = _quoted_host(d, typed) or _evidence_host(d, shown) or _announced_host(d, typed)
+        if h is not None:
+            into[id(d)] = id(h)
+
+    def root(i: int) -> int:
+        seen = {i}
+        while i in into and into[i] not in seen:
+            i = into[i]
+            seen.add(i)
+        return i
+
+    for d in diags:
+        if id(d) in into:
+            r = root(id(d))
+            if r == id(d):  # a cycle (two copies quoting each other): keep this one
+                del into[id(d)]
+                continue
+            out[r] = _absorb(out[r], d)
+    return [out[id(d)] for d in diags if id(d) not in into]
+
+
 def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
     """One diagnosis per distinct crash, with every occurrence (rank, file, line) kept."""
     by_id: dict[str, Diagnosis] = {}
@@ -355,7 +456,7 @@ def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
             if other.context.fullgraph is not None:
                 ctx = other.context
         by_id[d.id] = replace(best, occurrences=occ, context=ctx, fatal=cur.fatal or d.fatal)
-    out = _fold_fragments(_fold_location_only(by_id[i] for i in order))
+    out = _fold_reraises(_fold_fragments(_fold_location_only(by_id[i] for i in order)))
     first = {d.id: n for n, d in enumerate(out)}
     out.sort(key=lambda d: (not d.fatal, -d.confidence, first[d.id]))
     return out

@@ -39,6 +39,7 @@ class Targets:
     headline: str = ""  # the headline exception's message (its first line), for the fuzzy matcher
     raised_in: str = ""  # "file:function" of the frame that raised the headline exception ("" if not shown)
     explanation: str = ""
+    evidence: str = ""  # CrashRecord.evidence: what showed a dynamo failure whose exception is out of view
 
 
 def is_dynamo(record: CrashRecord) -> bool:
@@ -101,6 +102,7 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
         raised_in=(f"{record.headline.frames[-1].file}:{record.headline.frames[-1].function}"
                    if record.headline and record.headline.frames else ""),
         explanation=(d.explanation or "") if d is not None else "",
+        evidence=record.evidence or "",
     )
 
 

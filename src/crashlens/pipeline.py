@@ -9,7 +9,7 @@ from ._struct import dataclass, field, replace
 from .catalog import Catalog
 from .context import FactCollector, Facts
 from .diagnose import diagnose, merge
-from .frame import frame_line
+from .frame import frame_line, frame_physical
 from .locate import Located, Locator
 from .prefilter import CONTROL_MARK as _CONTROL
 from .prefilter import Prefilter, route_key, shape, zero_digits
@@ -60,14 +60,15 @@ class SourceSession:
     def feed(self, text: str) -> list[Diagnosis]:
         """One decoded line in; the diagnoses of the records it completed out."""
         self.lines += 1
-        line = frame_line(self.name, self.lines, text)
         assert self.facts is not None and self.rounds is not None
-        out = self._diagnose(self.extractor.feed(line))
-        # After the records it completed: a banner closes the last launch's record, and its facts are
-        # the next launch's.
-        if self.rounds.line(line.lineno, line.text, self.extractor.active_streams):
-            self._next_round()
-        self.facts.feed(line)
+        out: list[Diagnosis] = []
+        for line in frame_physical(self.name, self.lines, text):  # one, unless newlines were lost
+            out.extend(self._diagnose(self.extractor.feed(line)))
+            # After the records it completed: a banner closes the last launch's record, and its facts are
+            # the next launch's.
+            if self.rounds.line(line.lineno, line.text, self.extractor.active_streams):
+                self._next_round()
+            self.facts.feed(line)
         return out
 
     def _next_round(self) -> None:

@@ -23,6 +23,7 @@ class LogLine:
     level: str | None = None  # ERROR/WARNING/... when the prefix said so
     artifact: str | None = None  # torch logging artifact, e.g. "graph_breaks"
     record_start: bool = False  # the prefix is printed once per record (SGLang), so this line starts one
+    logger: str | None = None  # the logger a Python-logging prefix names (`ERROR:torch._dynamo.x:`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,9 @@ class CrashRecord:
     lead: str | None = None  # text on the record-start line before the exception (e.g. "Scheduler hit an exception")
     complete: bool = True  # False when the log ended (or was cut) in the middle of the record
     text: tuple[str, ...] = ()  # the record's lines (bounded), for signature matching and fuzzy fallback
+    # What showed it is dynamo's when no exception line did (evidence.py): "compile-machinery" (frames
+    # only torch.compile runs), "banner", "failed-inlining", "recompiling", "torch-log"; None otherwise.
+    evidence: str | None = None
 
     @property
     def headline(self) -> ExceptionBlock | None:
@@ -172,6 +176,7 @@ class Diagnosis:
     warnings: tuple[str, ...] = ()  # "next failure waiting" notes from the catalog
     fields: tuple[tuple[str, str], ...] = field(default=())
     complete: bool = True  # False when the record was cut off (end of log, or a lost piece)
+    evidence: str | None = None  # CrashRecord.evidence: the failure's exception line was out of view
 
     @property
     def ranks(self) -> list[str]:

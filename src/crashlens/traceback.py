@@ -7,64 +7,54 @@ from collections.abc import Iterator
 
 from . import recache
 from ._struct import dataclass, field
+from .evidence import (
+    _CXX_FATAL,
+    _EXC_FREE,
+    _EXC_LEADING,
+    _FRAME,
+    _GB_HEADER,
+    _GUARD_ERROR,
+    _PCG_FAILED,
+    _RECOMPILE,
+    _TB_START,
+    _USER_CODE,
+    _WONT_CONVERT,
+    RECORD_START_MARKERS,
+    RULES,
+    exception_match,
+    candidates,
+    first_evidence,
+    is_compile_machinery,
+    may_be_evidence,
+    points_elsewhere,
+)
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
-# Every way a stream in its idle state starts a record needs one of these substrings in the line (or a
-# dotted exception name such as `torch.fx.Foo: ...`). The fast path (prefilter.py) skips lines that hold
-# none while no record is open, so a new way to start a record in _Stream._idle needs its marker here.
-RECORD_START_MARKERS: tuple[bytes, ...] = (
-    b"Traceback",  # _TB_START
-    b'File "',  # _FRAME / _FRAME_NOFUNC: a traceback whose head was cut off
-    b"This call originates from:",  # a warning's call stack, skipped as a block
-    b"from user code:",  # _USER_CODE
-    b"Piecewise CUDA ",  # _PCG_FAILED (both capitalisations of "Graph"/"graph")
-    b"Graph break",  # _GB_HEADER, and the `.item()` advice before one
-    b"Unsupported",  # _GB_HEADER "Unsupported break ...", _EXC_FREE types ending in Unsupported
-    b"WON'T CONVERT",  # WON'T CONVERT warning
-    b"_dynamo hit config",  # recompile-limit warning
-    b"Error",  # _EXC_FREE types ending in Error, "Error while creating guard"
-    b"BackendCompilerFailed",  # _EXC_FREE
-    b"Exception",  # _EXC_FREE types ending in Exception (SGLang's `Exception: Capture cuda graph failed`)
-    b"terminate called",  # _CXX_FATAL: std::terminate
-    b"Watchdog caught",  # _CXX_FATAL: the NCCL watchdog
-)
+# The fast path (prefilter.py) skips lines that hold none of these while no record is open: every rule
+# of evidence.RULES brings its own markers.
+__all__ = ["RECORD_START_MARKERS", "RecordExtractor", "extract_records"]
 MAX_RECORD_LINES = 600  # text kept per record (head and tail), so a runaway record stays bounded
 MAX_FRAMES = 400
 MAX_CHAIN = 32
 MAX_TRACKED_LINES = 5000
 
-_TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
-_FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
 _FRAME_NOFUNC = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)\s*$')
 _CARET = recache.compile(r"^\s*[\^~]+\s*$")
 _CAUSE = "The above exception was the direct cause of the following exception:"
 _CONTEXT = "During handling of the above exception, another exception occurred:"
 # An exception line inside a traceback: `pkg.mod.Type: message` or a bare `Type`.
 _EXC_IN_TB = recache.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (?P<msg>.*))?)?\s*$")
-# Outside a traceback only clear exception names start a record (so `INFO: ...` never does).
-_EXC_FREE = recache.compile(
-    r"^(?P<lead>[^\n]{0,120}?: )?"
-    r"(?P<type>(?:[a-z_][\w]*\.)+_?[A-Z]\w*|(?:[A-Z]\w*)?(?:Error|Exception|Unsupported|BackendCompilerFailed))"
-    r"(?::(?: (?P<msg>.*))?)?\s*$"
-)
-# `torch._dynamo.exc.InternalTorchDynamoError: RuntimeError: ...`: the leading dotted type is the exception.
-_EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
-# Fatal errors printed by C++ (no Python traceback): std::terminate and the NCCL watchdog.
-_CXX_FATAL = recache.compile(
-    r"^(?:terminate called after throwing an instance of '(?P<type>[^']+)'"
-    r"|(?:\[[^\]]*\] )?(?P<msg>\[(?:PG \d+ )?Rank \d+\] Watchdog caught collective operation timeout: .*))$"
-)
 _DYNAMO_TYPE = recache.compile(
     r"(?:^|\.)(?:Unsupported|UserError|TorchRuntimeError|InternalTorchDynamoError|BackendCompilerFailed|"
     r"InductorError|UncapturedHigherOrderOpError|Observed\w*|RestartAnalysis|SkipFrame|"
-    r"GuardOnDataDependentSymNode|DataDependentOutputException|UnsupportedOperatorException)$"
+    r"GuardOnDataDependentSymNode|DataDependentOutputException|UnsupportedOperatorException|"
+    r"FailOnRecompileLimitHit|FailOnCacheLimitHit|RecompileLimitExceeded|CacheLimitExceeded)$"
 )
-_EXPLANATION = recache.compile(r"^\s+Explanation: ?(?P<t>.*)$")
-_HINT = recache.compile(r"^\s+Hint: ?(?P<t>.*)$")
-_DEBUG_CTX = recache.compile(r"^\s+Developer debug context: ?(?P<t>.*)$")
+_EXPLANATION = recache.compile(r"^\s*Explanation: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
+_HINT = recache.compile(r"^\s*Hint: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
+_DEBUG_CTX = recache.compile(r"^\s*Developer debug context: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
 _GB_LINK = recache.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
 _GB_ID = recache.compile(r"[Gg][Bb](\d{4})")
-_USER_CODE = recache.compile(r"^\s*from user code:\s*$")
 _ELISION = recache.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
 _USER_STACK = recache.compile(r"^User Stack \(most recent call last\):\s*$")
 # Lines that look like a new log record rather than more of an exception message.
@@ -83,27 +73,14 @@ _BODY_MARKERS = recache.compile(
     r"^(?:\s*what\(\):|Exception raised from |\s*Higher Order Operator:|\*\*\* While handling this graph break|Minifier script written to"
     r"|Last frame execution written to|To execute this test, run the following command|- Root cause:)"
 )
-# SGLang's piecewise CUDA graph handler prints str(e) after this, then a fixed hint.
-_PCG_FAILED = recache.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
 _PCG_HINT = recache.compile(
     r"^(?:Piecewise CUDA Graph is enabled by default|To work around this error, add|"
     r"Please report this issue at https://github\.com/sgl-project)"
 )
-# Non-fatal dynamo logs.
-_GB_HEADER = recache.compile(
-    r"^(?:Graph break(?: \((?:user stack suppressed due to duplicate graph break|details suppressed)\))?"
-    r" in user code at (?P<file>.+):(?P<line>\d+)\s*$"
-    r"|Graph break: (?P<msg>.*?) ?from user code at:\s*$"
-    r"|Unsupported break in user code at (?P<file2>.+):(?P<line2>\d+) \(details suppressed\)"
-    r"|Graph break: torch\.compile cannot properly resume from this graph break.*$)"
-)
 _GB_REASON = recache.compile(r"^(?:Graph Break Reason|Reason): (?P<msg>.*)$")
 _GB_ENCOUNTERED = recache.compile(r"^Encountered graph break when attempting to trace \w+: .*:\s*$")
 _GB_USER_TB = recache.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
-_WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<name>\S+) (?P<file>\S+) line (?P<line>\d+)")
-_RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
 _RECOMPILE_FN = recache.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
-_GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
 
 
 @dataclass(slots=True)
@@ -138,6 +115,7 @@ class _Draft:
     gb_artifact: bool = False  # lines came from the graph_breaks logger
     saw_user_code: bool = False
     gb_header_only: bool = False  # the only frame is the graph-break header's location
+    evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
 
     def keep(self, line: LogLine) -> None:
@@ -177,8 +155,17 @@ class _Draft:
             for b in self.blocks
             if b.type or b.message_lines or b.frames
         )
+        chain = _unquote(chain)
+        typed = any(b.type for b in chain)
+        evidence = None if typed else self.evidence
+        if typed and chain and points_elsewhere(chain[-1].message):
+            evidence = "reraise"  # "... See root cause above.": a server's wrapper of a crash printed before
+        machinery = any(is_compile_machinery(f) for b in chain for f in b.frames)
+        if machinery and not typed:
+            evidence = "compile-machinery"  # torch.compile's own frames, its exception line out of view
         dynamo = None
-        if self.dynamo_body or self.user_frames or self.trailer or any(_DYNAMO_TYPE.search(b.type) for b in chain):
+        if self.dynamo_body or self.user_frames or self.trailer or machinery or \
+                any(_DYNAMO_TYPE.search(b.type) for b in chain):
             dynamo = DynamoReport(
                 gb_type=self.gb_type,
                 explanation=" ".join(self.explanation).strip() or None,
@@ -200,6 +187,7 @@ class _Draft:
             lead=self.lead,
             complete=complete,
             text=text,
+            evidence=evidence,
         )
 
 
@@ -212,6 +200,8 @@ AFTER = "after"  # after a blank line or the trailer: the record may continue (c
 GB = "graph_break"  # a non-fatal graph-break log entry
 WARN = "warning"  # recompile limit / guard error style multi-line log entries
 SKIP = "skip"  # the call stack printed inside a warning ("This call originates from:"): not a crash
+INLINE = "inlining"  # `FAILED INLINING <code object ...>` lines, one per inlined call the error left
+MAX_INLINE_GAP = 40  # other debug lines between two FAILED INLINING lines of one failure
 
 
 class _Stream:
@@ -418,6 +408,7 @@ class _Stream:
 
     # -- the state machine ---------------------------------------------------------------------
     def _step(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        """One line in the current state; False when the line ended the record and must be fed again."""
         text = line.text
         st = self.state
         d = self.draft
@@ -427,7 +418,6 @@ class _Stream:
             return self._idle(line, out)
         if d is not None:
             d.keep(line)
-
         if st == IDLE:
             return self._idle(line, out)
         if st == SKIP:
@@ -435,30 +425,46 @@ class _Stream:
                 return True
             self.state = IDLE
             return self._idle(line, out)
-
         assert d is not None
-        stripped = text.strip()
-
         if _ELISION.match(text):
             return True  # `...` / `[... 36 lines elided ...]` pasted into a bug report: the record goes on
-        if st == GB:
-            return self._graph_break(line, out)
-        if st == WARN:
-            if stripped and (text[:1].isspace() or _RECOMPILE_FN.match(text) or line.level is not None
-                             and line.prefixed and not _starts_record(text)):
-                if text.startswith(("To log all recompilation reasons", "To diagnose")):
-                    return True
-                if text[:1].isspace() or _RECOMPILE_FN.match(text):
-                    d.block().message_lines.append(stripped)
-                    return True
-            if not stripped:
-                return True
-            if text.startswith(("To log all recompilation reasons", "To diagnose recompilation")):
-                return True
-            self._unkeep(d)
-            self._end(out, True)
-            return False
+        return _STATES[st](self, line, d, out)
 
+    def _warning(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
+        """A multi-line warning entry (recompile limit, recompiles): its indented lines."""
+        text = line.text
+        stripped = text.strip()
+        if stripped.startswith("- ") and d.user_frames:
+            # the failed guard's user stack (`    -   File "x.py", line 10, in f` / `    -     src`)
+            fm = _FRAME.match(stripped[1:])
+            if fm:
+                if d.gb_header_only:
+                    d.user_frames.clear()
+                    d.gb_header_only = False
+                self._add_frame(d.user_frames, fm)
+            elif self.prev_kind == "frame" and stripped[1:].strip():
+                self._add_source(d.user_frames, stripped[1:])
+        if stripped and (text[:1].isspace() or _RECOMPILE_FN.match(text) or line.level is not None
+                         and line.prefixed and not _starts_record(text)):
+            if text.startswith(("To log all recompilation reasons", "To diagnose")):
+                return True
+            if text[:1].isspace() or _RECOMPILE_FN.match(text):
+                d.block().message_lines.append(stripped)
+                return True
+        if not stripped:
+            return True
+        if text.startswith(("To log all recompilation reasons", "To diagnose recompilation")):
+            return True
+        self._unkeep(d)
+        self._end(out, True)
+        return False
+
+    def _chained(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool | None:
+        """Chain markers and a new `Traceback` line, which mean the same in every state of a traceback
+        record; None when the line is neither."""
+        text = line.text
+        stripped = text.strip()
+        st = self.state
         # Chain markers continue the record whatever state we are in.
         if stripped == _CAUSE or stripped == _CONTEXT:
             d.new_block("cause" if stripped == _CAUSE else "context")
@@ -476,65 +482,103 @@ class _Stream:
             self._end(out, True)
             return False
 
-        if st == TB:
-            fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
-            if fm:
-                self._add_frame(d.block().frames, fm)
-                return True
-            if not stripped:
-                self.blank_run += 1
-                return True
-            if text[:1].isspace():
-                if stripped == "..." or _CARET.match(text):
-                    self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
-                    return True
-                self._add_source(d.block().frames, text)
-                return True
-            if stripped.startswith(("[...", "...")):
-                return True  # an elision marker pasted into the traceback
-            if _TRAILER.match(text):
-                # Frames followed by the trailer: the `from user code:` header was cut off.
-                blk = d.block()
-                d.user_frames.extend(blk.frames)
-                blk.frames.clear()
-                d.trailer = True
-                self.state = AFTER
-                return True
-            if _USER_CODE.match(text):
-                self.state = USER
-                return True
-            em = _EXC_IN_TB.match(text)
-            if em:
-                self._exception_line(d, em)
-                return True
-            self._unkeep(d)
-            self._end(out, False)
-            return False
+        return None
 
-        if st == USER:
-            fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
-            if fm:
-                self._add_frame(d.user_frames, fm)
+    def _traceback(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
+        """Reading the `File ...` frames of a traceback."""
+        done = self._chained(line, d, out)
+        if done is not None:
+            return done
+        text = line.text
+        stripped = text.strip()
+        fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+        if fm:
+            self._add_frame(d.block().frames, fm)
+            return True
+        if not stripped:
+            self.blank_run += 1
+            return True
+        if text[:1].isspace():
+            if stripped == "..." or _CARET.match(text):
+                self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
                 return True
-            if not stripped:
-                self.state = AFTER
-                self.blank_run = 1
-                return True
-            if text[:1].isspace():
-                if _CARET.match(text):
-                    self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
-                else:
-                    self._add_source(d.user_frames, text)
-                return True
-            if _TRAILER.match(text):
-                d.trailer = True
-                self.state = AFTER
-                return True
-            self._unkeep(d)
-            self._end(out, d.trailer)
-            return False
+            self._add_source(d.block().frames, text)
+            return True
+        if stripped.startswith(("[...", "...")):
+            return True  # an elision marker pasted into the traceback
+        if _TRAILER.match(text):
+            # Frames followed by the trailer: the `from user code:` header was cut off.
+            blk = d.block()
+            d.user_frames.extend(blk.frames)
+            blk.frames.clear()
+            d.trailer = True
+            self.state = AFTER
+            return True
+        if _USER_CODE.match(text):
+            self.state = USER
+            return True
+        em = _EXC_IN_TB.match(text)
+        if em:
+            self._exception_line(d, em)
+            return True
+        if self._unindented_source(d.block().frames, text):
+            return True
+        self._unkeep(d)
+        self._end(out, False)
+        return False
 
-        # BODY and AFTER
+    def _unindented_source(self, frames: list[Frame], text: str) -> bool:
+        """A paste that lost its indentation (rendered markdown) prints a frame's source line and its
+        carets at column 0: right after a frame, such a line is still the source line."""
+        if self.prev_kind not in ("frame", "source"):
+            return False
+        if _CARET.match(text):
+            self.last_kind = "source"
+            return True
+        if self.prev_kind == "frame" and not _LOGLIKE.match(text) and not _starts_record(text):
+            self._add_source(frames, text)
+            return True
+        return False
+
+    def _user_code(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
+        """Reading the frames of `from user code:`."""
+        done = self._chained(line, d, out)
+        if done is not None:
+            return done
+        text = line.text
+        stripped = text.strip()
+        fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+        if fm:
+            self._add_frame(d.user_frames, fm)
+            return True
+        if not stripped:
+            self.state = AFTER
+            self.blank_run = 1
+            return True
+        if text[:1].isspace():
+            if _CARET.match(text):
+                self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
+            else:
+                self._add_source(d.user_frames, text)
+            return True
+        if _TRAILER.match(text):
+            d.trailer = True
+            self.state = AFTER
+            return True
+        if self._unindented_source(d.user_frames, text):
+            return True
+        self._unkeep(d)
+        self._end(out, d.trailer)
+        return False
+
+    def _message(self, line: LogLine, d: _Draft, out: list[CrashRecord]) -> bool:
+        """BODY (after an exception line) and AFTER (after a blank line or the trailer)."""
+        done = self._chained(line, d, out)
+        if done is not None:
+            return done
+        text = line.text
+        stripped = text.strip()
+        st = self.state
         if d.trailer and (_USER_CODE.match(text) or (_TRAILER.match(text) and not text.startswith("You can suppress"))):
             self._unkeep(d)
             self._end(out, True)
@@ -626,131 +670,182 @@ class _Stream:
             d.head.pop()
 
     def _idle(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        """No record is open: what is this line evidence of (evidence.RULES), and the record it opens."""
         text = line.text
-        if not text or not text.strip():
+        if not text or not text.strip() or not may_be_evidence(line):
             return True
-        c0 = text[0]
-        m = _TB_START.match(text) if "Traceback" in text else None
-        if m:
-            d = self._start("traceback", line, lead=_clean_lead(m.group("lead")))
-            d.keep(line)
-            d.new_block()
-            self.state = TB
-            return True
-        if c0.isspace() or c0 == "F":
-            fm = _FRAME.match(text)
-            if fm:
-                # A traceback whose head was cut off (common in pasted fragments).
-                d = self._start("traceback", line)
-                d.keep(line)
-                self._add_frame(d.block().frames, fm)
-                self.state = TB
-                return True
-        if text.startswith("This call originates from:"):
-            self.state = SKIP
-            return True
-        if _USER_CODE.match(text):
-            d = self._start("partial", line)
-            d.keep(line)
-            d.dynamo_body = True
-            self.state = USER
-            return True
-        if c0 == "P":
-            pm = _PCG_FAILED.match(text)
-            if pm:
-                d = self._start("partial", line, lead="Piecewise CUDA Graph failed with error")
-                d.keep(line)
-                b = d.new_block()
-                msg = pm.group("msg").strip()
-                em = _EXC_FREE.match(msg) if msg else None
-                if em and em.group("lead") is None and _looks_like_exception(em.group("type")) and "." in em.group("type"):
-                    b.type = em.group("type")
-                    if em.group("msg"):
-                        b.message_lines.append(em.group("msg"))
-                elif msg:
-                    b.message_lines.append(msg)
-                self.state = BODY
-                self.section = "message"
-                return True
-        if c0 == "G" or c0 == "U" or c0 == "E":
-            gm = _GB_HEADER.match(text)
-            if gm:
-                d = self._start("graph_break", line)
-                d.keep(line)
-                d.gb_artifact = True
-                b = d.new_block()
-                if gm.group("msg"):
-                    b.message_lines.append(gm.group("msg"))
-                elif self.pending_gb:
-                    b.message_lines.append(self.pending_gb)
-                self.pending_gb = None
-                f, ln = gm.group("file") or gm.group("file2"), gm.group("line") or gm.group("line2")
-                if f and ln:
-                    d.lead = f"{f}:{ln}"
-                    # Duplicate graph breaks print only this location; it stands in for the stack
-                    # until (unless) a `User code traceback:` follows.
-                    d.user_frames.append(Frame(f, int(ln), "<graph break>"))
-                    d.gb_header_only = True
-                self.state = GB
-                self.section = "header"
-                return True
-        if c0 in "t[" and ("terminate called" in text or "Watchdog caught" in text):
-            cm = _CXX_FATAL.match(text)
-            if cm:
-                d = self._start("partial", line)
-                d.keep(line)
-                b = d.new_block()
-                b.type = cm.group("type") or ""
-                if cm.group("msg"):
-                    b.message_lines.append(cm.group("msg"))
-                self.state = BODY
-                self.section = "message"
-                return True
-        if c0 == "G" and text.startswith("Graph break from ") and "consider setting" in text:
-            # torch's `.item()` advice, printed before the graph-break entry it explains
-            self.pending_gb = text.split(", consider setting")[0]
-            self.state = SKIP
-            return True
-        if c0 == "W" and text.startswith("WON'T CONVERT"):
-            d = self._start("warning", line, lead=text.strip())
-            d.keep(line)
-            d.new_block()
-            self.state = GB
-            self.section = "header"
-            return True
-        if "_dynamo hit config" in text:
-            rm = _RECOMPILE.search(text)
-            if rm:
-                d = self._start("warning", line)
-                d.keep(line)
-                b = d.new_block()
-                b.type = ""
-                b.message_lines.append(text[rm.start():].strip())
-                self.state = WARN
-                return True
-        if "Error while creating guard" in text and _GUARD_ERROR.match(text.strip()):
-            d = self._start("partial", line)
-            d.keep(line)
-            b = d.new_block()
-            b.message_lines.append("Error while creating guard:")
-            d.dynamo_body = True
-            self.state = BODY
-            self.section = "message"
-            return True
-        if ":" in text and not c0.isspace():
-            em = _EXC_LEADING.match(text) or _EXC_FREE.match(text)
-            if em and _looks_like_exception(em.group("type")):
-                lead = em.group("lead") or None
-                t = em.group("type")
-                if lead and "." not in t:
-                    return True  # "something: ValueError" is prose, not an exception line
-                if lead is None and not ("." in t or _DYNAMO_TYPE.search(t) or t.endswith(("Error", "Exception"))):
-                    return True
-                d = self._start("partial", line, lead=_clean_lead(lead))
-                d.keep(line)
-                self._exception_line(d, em)
+        for rule in candidates(line):
+            m = rule.test(line)
+            if m is not None and _OPENERS[rule.kind](self, line, m):
                 return True
         return True
+
+    # -- openers: one per kind of evidence (evidence.RULES); True when the line was taken -----------
+    def _open(self, kind: str, line: LogLine, state: str, lead: str | None = None, section: str | None = None,
+              evidence: str | None = None) -> _Draft:
+        d = self._start(kind, line, lead=lead)
+        d.keep(line)
+        d.evidence = evidence
+        self.state = state
+        self.section = section
+        return d
+
+    def _open_traceback(self, line: LogLine, m: re.Match[str]) -> bool:
+        self._open("traceback", line, TB, lead=_clean_lead(m.group("lead"))).new_block()
+        return True
+
+    def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A traceback whose head was cut off (common in pasted fragments).
+        d = self._open("traceback", line, TB)
+        self._add_frame(d.block().frames, m)
+        return True
+
+    def _open_call_stack(self, line: LogLine, m: re.Match[str]) -> bool:
+        self.state = SKIP  # a warning's call stack: not a crash
+        return True
+
+    def _open_user_code(self, line: LogLine, m: re.Match[str]) -> bool:
+        self._open("partial", line, USER).dynamo_body = True
+        return True
+
+    def _open_pcg_failed(self, line: LogLine, m: re.Match[str]) -> bool:
+        d = self._open("partial", line, BODY, lead="Piecewise CUDA Graph failed with error", section="message")
+        b = d.new_block()
+        msg = m.group("msg").strip()
+        em = _EXC_FREE.match(msg) if msg else None
+        if em and em.group("lead") is None and _looks_like_exception(em.group("type")) and "." in em.group("type"):
+            b.type = em.group("type")
+            if em.group("msg"):
+                b.message_lines.append(em.group("msg"))
+        elif msg:
+            b.message_lines.append(msg)
+        return True
+
+    def _open_graph_break(self, line: LogLine, m: re.Match[str]) -> bool:
+        d = self._open("graph_break", line, GB, section="header")
+        d.gb_artifact = True
+        b = d.new_block()
+        if m.group("msg"):
+            b.message_lines.append(m.group("msg"))
+        elif self.pending_gb:
+            b.message_lines.append(self.pending_gb)
+        self.pending_gb = None
+        f, ln = m.group("file") or m.group("file2"), m.group("line") or m.group("line2")
+        if f and ln:
+            d.lead = f"{f}:{ln}"
+            # Duplicate graph breaks print only this location; it stands in for the stack
+            # until (unless) a `User code traceback:` follows.
+            d.user_frames.append(Frame(f, int(ln), "<graph break>"))
+            d.gb_header_only = True
+        return True
+
+    def _open_cxx_fatal(self, line: LogLine, m: re.Match[str]) -> bool:
+        b = self._open("partial", line, BODY, section="message").new_block()
+        b.type = m.group("type") or ""
+        if m.group("msg"):
+            b.message_lines.append(m.group("msg"))
+        return True
+
+    def _open_item_advice(self, line: LogLine, m: re.Match[str]) -> bool:
+        # torch's `.item()` advice, printed before the graph-break entry it explains
+        self.pending_gb = line.text.split(", consider setting")[0]
+        self.state = SKIP
+        return True
+
+    def _open_wont_convert(self, line: LogLine, m: re.Match[str]) -> bool:
+        # suppress_errors turned the failure into this warning: the run goes on, eagerly. The header
+        # names the function dynamo gave up on (its first line), the outermost frame of what it traced.
+        d = self._open("warning", line, GB, lead=line.text.strip(), section="header")
+        d.new_block()
+        d.dynamo_body = True
+        d.user_frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func")))
+        return True
+
+    def _open_recompile_limit(self, line: LogLine, m: re.Match[str]) -> bool:
+        b = self._open("warning", line, WARN).new_block()
+        b.message_lines.append(line.text[m.start():].strip())
+        return True
+
+    def _open_guard_error(self, line: LogLine, m: re.Match[str]) -> bool:
+        d = self._open("partial", line, BODY, section="message")
+        d.new_block().message_lines.append("Error while creating guard:")
+        d.dynamo_body = True
+        return True
+
+    def _open_banner(self, line: LogLine, m: re.Match[str]) -> bool:
+        # dynamo's trailer with no exception before it in view: the failure's own lines were lost.
+        d = self._open("partial", line, AFTER, evidence="banner")
+        d.trailer = True
+        return True
+
+    def _open_failed_inlining(self, line: LogLine, m: re.Match[str]) -> bool:
+        # Logged as the error propagates out of each inlined call, innermost first; the exception (if
+        # any) comes later. Each line is one frame of the traced chain.
+        d = self._open("warning", line, INLINE, lead=line.text.strip(), evidence="failed-inlining")
+        d.dynamo_body = True
+        d.user_frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func")))
+        return True
+
+    def _open_recompiling(self, line: LogLine, m: re.Match[str]) -> bool:
+        d = self._open("warning", line, WARN, lead=line.text.strip(), evidence="recompiling")
+        d.dynamo_body = True
+        f, ln = m.group("file") or m.group("file2"), m.group("line") or m.group("line2")
+        # the function's first line, until the failed guard's user stack (if shown) says where
+        d.user_frames.append(Frame(f, int(ln), m.group("func")))
+        d.gb_header_only = True
+        d.new_block().message_lines.append(line.text.strip())
+        return True
+
+    def _open_pytest_summary(self, line: LogLine, m: re.Match[str]) -> bool:
+        em = exception_match(m.group("rest"))
+        if em is None or em.group("lead") or not _looks_like_exception(em.group("type")):
+            return False
+        d = self._open("partial", line, BODY, lead=f"FAILED {m.group('test')}")
+        self._exception_line(d, em)
+        return True
+
+    def _open_torch_log(self, line: LogLine, m: re.Match[str]) -> bool:
+        # `CRITICAL:torch._inductor.scheduler:Error in codegen ...`: logged just before it raises; a
+        # warning is an error suppress_errors swallowed (the run goes on eagerly): not fatal.
+        kind = "warning" if line.level == "WARNING" else "partial"
+        d = self._open(kind, line, BODY, lead=line.logger or "torch._inductor", section="message", evidence="torch-log")
+        d.new_block().message_lines.append(line.text.strip())
+        d.dynamo_body = True
+        return True
+
+    def _open_exception(self, line: LogLine, m: re.Match[str]) -> bool:
+        em = _EXC_LEADING.match(line.text) or m
+        if not _looks_like_exception(em.group("type")):
+            return False
+        lead = em.group("lead") or None
+        t = em.group("type")
+        if lead and "." not in t:
+            return False  # "something: ValueError" is prose, not an exception line
+        if lead is None and not ("." in t or _DYNAMO_TYPE.search(t) or t.endswith(("Error", "Exception"))):
+            return False
+        d = self._start("partial", line, lead=_clean_lead(lead))
+        d.keep(line)
+        self._exception_line(d, em)
+        return True
+
+    def _inlining(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        d = self.draft
+        assert d is not None
+        for rule in RULES:
+            if rule.kind == "failed-inlining":
+                m = rule.test(line)
+                if m is not None:
+                    # the error left an outer inlined call: that call is the next frame out
+                    d.user_frames.insert(0, Frame(m.group("file"), int(m.group("line")), m.group("func")))
+                    self.blank_run = 0
+                    return True
+        self.blank_run += 1
+        if line.level == "DEBUG" and self.blank_run <= MAX_INLINE_GAP and first_evidence(line) is None:
+            self._unkeep(d)
+            return True  # dynamo's other debug output in between
+        self._unkeep(d)
+        self._end(out, True)
+        return False
 
     def _graph_break(self, line: LogLine, out: list[CrashRecord]) -> bool:
         d = self.draft
@@ -864,6 +959,62 @@ def _clean_lead(lead: str | None) -> str | None:
         return None
     lead = lead.strip().rstrip(":").strip()
     return lead or None
+
+
+# What a line means in each state of an open record.
+_STATES = {
+    TB: _Stream._traceback,
+    USER: _Stream._user_code,
+    BODY: _Stream._message,
+    AFTER: _Stream._message,
+    GB: lambda s, line, d, out: s._graph_break(line, out),
+    INLINE: lambda s, line, d, out: s._inlining(line, out),
+    WARN: _Stream._warning,
+}
+
+# The opener of each kind of evidence (evidence.RULES): how such a line starts a record.
+_OPENERS = {
+    "traceback": _Stream._open_traceback,
+    "frame": _Stream._open_frame,
+    "call-stack": _Stream._open_call_stack,
+    "user-code": _Stream._open_user_code,
+    "pcg-failed": _Stream._open_pcg_failed,
+    "graph-break": _Stream._open_graph_break,
+    "cxx-fatal": _Stream._open_cxx_fatal,
+    "item-advice": _Stream._open_item_advice,
+    "wont-convert": _Stream._open_wont_convert,
+    "recompile-limit": _Stream._open_recompile_limit,
+    "guard-error": _Stream._open_guard_error,
+    "banner": _Stream._open_banner,
+    "failed-inlining": _Stream._open_failed_inlining,
+    "recompiling": _Stream._open_recompiling,
+    "pytest-summary": _Stream._open_pytest_summary,
+    "torch-log": _Stream._open_torch_log,
+    "codegen-error": _Stream._open_torch_log,
+    "exception": _Stream._open_exception,
+}
+
+# A dynamo/inductor exception quoted inside another one's message: vLLM's `Worker failed with error
+# 'torch._dynamo.exc.Unsupported: ...'`, a server's re-raise, a repr with the quote around it.
+_QUOTED = recache.compile(r"(?P<q>['\"]?)(?P<type>torch\._(?:dynamo|inductor)\.exc\.[A-Z]\w*): (?P<msg>.*)", re.S)
+
+
+def _unquote(chain: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, ...]:
+    """The exception a wrapper quotes, as the chain's cause of that wrapper: the quoted one is what
+    failed, and the one a person should read first (CrashRecord.headline)."""
+    if not chain or any(_DYNAMO_TYPE.search(b.type) for b in chain):
+        return chain
+    out: list[ExceptionBlock] = []
+    for b in chain:
+        m = _QUOTED.search(b.message) if b.message else None
+        if m is not None and m.start() > 0:
+            msg = m.group("msg")
+            q = m.group("q")
+            if q and q in msg:
+                msg = msg[: msg.rindex(q)]
+            out.append(ExceptionBlock(m.group("type"), msg.strip(), (), "cause"))
+        out.append(b)
+    return tuple(out)
 
 
 class RecordExtractor:

@@ -11,7 +11,7 @@ def decode_step(x: torch.Tensor, step: int) -> torch.Tensor:
 
 
 def main(fullgraph: bool) -> None:
-    torch._dynamo.config.recompile_limit = 4
+    setattr(torch._dynamo.config, "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit", 4)  # noqa: E501 - named cache_size_limit before torch 2.7
     compiled = torch.compile(decode_step, backend="eager", fullgraph=fullgraph, dynamic=False)
     x = torch.randn(4)
     for step in range(8):

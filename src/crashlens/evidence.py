@@ -1,0 +1,270 @@
+"""What a log line is evidence of: the rules, as data, that start a crash record or mark one as dynamo's.
+
+A stream with no record open asks `first_evidence` what the line is; traceback.py's assembler then
+opens the record that kind of evidence starts (one small opener per kind). Each rule carries the
+substrings that every line it matches holds, so the fast path (prefilter.py) can never skip such a
+line: a new kind of evidence is one `Rule` here, its opener, and its fixtures.
+
+`COMPILE_MACHINERY` is the other kind of evidence: frames only torch.compile's own machinery runs, so
+a traceback that shows them is a compile failure even when its exception line is out of view.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import recache
+from ._struct import dataclass
+from .records import Frame, LogLine
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One kind of line that starts a record when no record is open."""
+
+    kind: str  # the opener that assembles it (traceback._OPENERS)
+    markers: tuple[bytes, ...]  # one of these is in every line the rule matches (the prefilter's contract)
+    pattern: re.Pattern[str]
+    first: str = ""  # characters the framed text can start with ("" any): a cheap test before the regex
+    search: bool = False  # pattern.search instead of pattern.match
+    on_stripped: bool = False  # match the text with surrounding blanks removed
+    when: Callable[[LogLine], bool] | None = None  # a test of the line's prefix (level, logger)
+    in_prefix: bool = False  # the markers are in the prefix that framing removes, not in the text
+    # Every line it takes holds the markers of this other rule too, so the prefilter needs none of its
+    # own (its markers are then only its own cheap test).
+    covered_by: str | None = None
+
+    def test(self, line: LogLine) -> re.Match[str] | None:
+        text = line.text
+        if self.first and text[:1] not in self.first:
+            return None
+        if self.when is not None and not self.when(line):
+            return None
+        marks = _CHECKED_MARKERS[self.kind]
+        if marks:
+            for m in marks:
+                if m in text:
+                    break
+            else:
+                return None
+        if self.on_stripped:
+            text = text.strip()
+        return self.pattern.search(text) if self.search else self.pattern.match(text)
+
+
+_TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
+_FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
+_USER_CODE = recache.compile(r"^\s*from user code:\s*$")
+_PCG_FAILED = recache.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
+_GB_HEADER = recache.compile(
+    r"^(?:Graph break(?: \((?:user stack suppressed due to duplicate graph break|details suppressed)\))?"
+    r" in user code at (?P<file>.+):(?P<line>\d+)\s*$"
+    r"|Graph break: (?P<msg>.*?) ?from user code at:\s*$"
+    r"|Unsupported break in user code at (?P<file2>.+):(?P<line2>\d+) \(details suppressed\)"
+    r"|Graph break: torch\.compile cannot properly resume from this graph break.*$)"
+)
+_CXX_FATAL = recache.compile(
+    r"^(?:terminate called after throwing an instance of '(?P<type>[^']+)'"
+    r"|(?:\[[^\]]*\] )?(?P<msg>\[(?:PG \d+ )?Rank \d+\] Watchdog caught collective operation timeout: .*))$"
+)
+_ITEM_ADVICE = recache.compile(r"^Graph break from (?P<what>.*?), consider setting")
+_WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<func>\S+) (?P<file>\S+) line (?P<line>\d+)")
+_RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
+_GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
+# dynamo's banners, printed after its exception: the exception itself may be out of view.
+_BANNER = recache.compile(
+    r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information"
+    r"|Set TORCHDYNAMO_VERBOSE=1 for the (?:internal|full Dynamo) stack trace"
+    r"|You can suppress this exception and fall back to eager by setting:)"
+)
+# symbolic_convert's log of an inlining attempt that raised (TORCH_LOGS=+dynamo, all versions).
+_FAILED_INLINING = recache.compile(
+    r"^FAILED INLINING <code object (?P<func>[^\s>]+) at 0x[0-9a-fA-F]+, file \"(?P<file>[^\"]+)\", line (?P<line>\d+)>"
+)
+# guards.py's recompile log (TORCH_LOGS=recompiles): `Recompiling function f in /p.py:30`; some
+# reports show the location as `(file:line)`.
+_RECOMPILING = recache.compile(
+    r"^Recompiling function (?P<func>[\w.<>]+) (?:in (?P<file>\S.*?):(?P<line>\d+)|\((?P<file2>\S.*?):(?P<line2>\d+)\))"
+)
+# pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
+_PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
+_EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
+_EXC_FREE = recache.compile(
+    r"^(?P<lead>[^\n]{0,120}?: )?"
+    r"(?P<type>(?:[a-z_][\w]*\.)+_?[A-Z]\w*|(?:[A-Z]\w*)?(?:Error|Exception|Unsupported|BackendCompilerFailed))"
+    r"(?::(?: (?P<msg>.*))?)?\s*$"
+)
+_ANY = recache.compile(r"^(?P<msg>\S.*)$")
+
+
+# Errors torch's compile loggers print that are not a failure of the compile.
+BENIGN_TORCH_LOG = ("Unexpected exception logging compilation metrics",)
+
+
+def _torch_compile_logger(line: LogLine) -> bool:
+    """An ERROR/CRITICAL record of a torch._dynamo / torch._inductor logger, or a warning of
+    convert_frame (where suppress_errors logs the failure it swallowed), in Python logging's format."""
+    lg = line.logger or ""
+    if line.level in ("ERROR", "CRITICAL"):
+        ok = lg.startswith(("torch._dynamo", "torch._inductor"))
+    else:
+        ok = line.level == "WARNING" and lg == "torch._dynamo.convert_frame"
+    return ok and not line.text.startswith(BENIGN_TORCH_LOG)
+
+
+def _exception_line(line: LogLine) -> bool:
+    return ":" in line.text and not line.text[:1].isspace()
+
+
+# In the order they are tried: the first rule that matches and whose opener takes the line wins.
+RULES: tuple[Rule, ...] = (
+    Rule("traceback", (b"Traceback",), _TB_START),
+    Rule("frame", (b'File "',), _FRAME, first=" \tF"),  # a traceback whose head was cut off
+    Rule("call-stack", (b"This call originates from:",), recache.compile(r"^This call originates from:")),
+    Rule("user-code", (b"from user code:",), _USER_CODE),
+    Rule("pcg-failed", (b"Piecewise CUDA ",), _PCG_FAILED, first="P"),  # both capitalisations of "Graph"
+    Rule("graph-break", (b"Graph break", b"Unsupported"), _GB_HEADER, first="GUE"),
+    Rule("cxx-fatal", (b"terminate called", b"Watchdog caught"), _CXX_FATAL, first="t["),
+    Rule("item-advice", (b"Graph break",), _ITEM_ADVICE, first="G"),  # `.item()` advice before a graph break
+    Rule("wont-convert", (b"WON'T CONVERT",), _WONT_CONVERT, first="W"),
+    Rule("recompile-limit", (b"_dynamo hit config",), _RECOMPILE, search=True),
+    Rule("guard-error", (b"Error",), _GUARD_ERROR, on_stripped=True),
+    Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
+    Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
+    Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
+    # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
+    # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).
+    Rule("pytest-summary", (b"FAILED ", b"ERROR "), _PYTEST_SUMMARY, first="FE", covered_by="exception"),
+    # inductor's scheduler logs this (CRITICAL) just before it raises, in any log format
+    Rule("codegen-error", (b"Error in codegen for ",), recache.compile(r"^Error in codegen for (?P<msg>.*)$"), first="E"),
+    Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:"), _ANY,
+         when=_torch_compile_logger, in_prefix=True),
+    # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
+    # (and dotted names, which the prefilter finds without a marker).
+    Rule("exception", (b"Error", b"Exception", b"Unsupported", b"BackendCompilerFailed", b"."), _EXC_FREE,
+         when=_exception_line),
+)
+
+# A rule's markers as text, for its own cheap test (the exception rule's "." stands for dotted names).
+_TEXT_MARKERS: dict[str, tuple[str, ...]] = {r.kind: tuple(m.decode() for m in r.markers) for r in RULES}
+# The markers a rule's own test checks: none where they are in the prefix, or stand for any dotted name.
+_CHECKED_MARKERS: dict[str, tuple[str, ...]] = {
+    r.kind: () if r.in_prefix or "." in _TEXT_MARKERS[r.kind] else _TEXT_MARKERS[r.kind] for r in RULES
+}
+
+# What the prefilter must keep: every rule's markers (b"." is covered by its dotted-name test).
+RECORD_START_MARKERS: tuple[bytes, ...] = tuple(
+    dict.fromkeys(m for r in RULES if r.covered_by is None for m in r.markers if m != b".")
+)
+
+
+def exception_match(text: str) -> re.Match[str] | None:
+    """`torch._dynamo.exc.Unsupported: msg` (the leading dotted type) or any exception-looking line."""
+    return _EXC_LEADING.match(text) or _EXC_FREE.match(text)
+
+
+@dataclass(frozen=True, slots=True)
+class MachineryFrame:
+    """A frame only torch.compile runs: `path` in the file, and the function / source line, if given."""
+
+    path: str
+    function: str | None = None
+    source: str | None = None
+
+    def holds(self, f: Frame) -> bool:
+        p = f.file.replace("\\", "/")
+        if self.path not in p:
+            return False
+        if self.function is not None and f.function != self.function:
+            return False
+        return self.source is None or (f.source or "").startswith(self.source)
+
+
+COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
+    MachineryFrame("torch/_dynamo/convert_frame.py", "_compile"),
+    MachineryFrame("torch/_dynamo/convert_frame.py", "compile_inner"),
+    MachineryFrame("torch/_dynamo/convert_frame.py", "_compile_inner"),
+    MachineryFrame("torch/_dynamo/symbolic_convert.py"),
+    MachineryFrame("torch/_dynamo/variables/"),
+    MachineryFrame("torch/_dynamo/polyfills", "getattr_and_trace"),
+    MachineryFrame("torch/_dynamo/output_graph.py", "call_user_compiler"),
+    MachineryFrame("torch/_dynamo/output_graph.py", "_call_user_compiler"),
+    # compile_wrapper also runs every call of the compiled code (2.8+): only its re-raise of a
+    # compile error is evidence.
+    MachineryFrame("torch/_dynamo/eval_frame.py", "compile_wrapper", "raise e.with_traceback("),
+    MachineryFrame("torch/_inductor/compile_fx.py", None, "raise InductorError("),
+)
+
+
+# Servers re-raise a worker's crash with a message that only points at it: that exception is the
+# crash printed before it, not another one (vLLM's engine core and multiproc executor).
+POINTS_ELSEWHERE = recache.compile(
+    r"See root cause above|stack trace above for the root cause|See stack trace \(above\) for the root cause"
+)
+
+
+def points_elsewhere(message: str) -> bool:
+    return POINTS_ELSEWHERE.search(message) is not None
+
+
+def is_compile_machinery(f: Frame) -> bool:
+    return any(m.holds(f) for m in COMPILE_MACHINERY)
+
+
+# One scan for every rule's text markers: most lines of a log are evidence of nothing, and this says so
+# at C speed, and names the few rules worth testing. The rules without markers of their own in the text
+# (the exception rule's "." stands for dotted names; torch-log's markers are in the prefix) are always
+# tested, after their cheap `when`.
+_MARKS = tuple(dict.fromkeys(m for r in RULES if not r.in_prefix for m in _TEXT_MARKERS[r.kind] if m != "."))
+_ANY_MARKER = recache.compile("|".join(re.escape(m) for m in _MARKS))
+_BY_MARKER: dict[str, frozenset[int]] = {
+    m: frozenset(i for i, r in enumerate(RULES) if m in _TEXT_MARKERS[r.kind]) for m in _MARKS
+}
+_ALWAYS = frozenset(i for i, r in enumerate(RULES) if r.in_prefix or "." in _TEXT_MARKERS[r.kind])
+
+
+def may_be_evidence(line: LogLine) -> bool:
+    """False when no rule can take this line (a quick test before `first_evidence`)."""
+    return line.logger is not None or ":" in line.text or _ANY_MARKER.search(line.text) is not None
+
+
+_ALWAYS_RULES = tuple(RULES[i] for i in sorted(_ALWAYS))
+_ALWAYS_TEXT_RULES = tuple(r for r in _ALWAYS_RULES if not r.in_prefix)  # a line without a logger
+
+
+def candidates(line: LogLine) -> tuple[Rule, ...]:
+    """The rules that may take this line, in priority order: most lines hold no marker, and only the
+    rules without markers of their own need a look (one regex search says which case it is)."""
+    text = line.text
+    if _ANY_MARKER.search(text) is None:
+        return _ALWAYS_RULES if line.logger is not None else _ALWAYS_TEXT_RULES
+    idx = set(_ALWAYS)
+    for m in _MARKS:
+        if m in text:
+            idx |= _BY_MARKER[m]
+    return tuple(RULES[i] for i in sorted(idx))
+
+
+def first_evidence(line: LogLine) -> tuple[Rule, re.Match[str]] | None:
+    """The first rule this line is evidence for (a later rule may still apply if its opener declines)."""
+    if not may_be_evidence(line):
+        return None
+    for rule in candidates(line):
+        m = rule.test(line)
+        if m is not None:
+            return rule, m
+    return None
+
+
+def evidence_of(line: LogLine) -> list[tuple[Rule, re.Match[str]]]:
+    """Every rule this line is evidence for, in priority order."""
+    out = []
+    for rule in RULES:
+        m = rule.test(line)
+        if m is not None:
+            out.append((rule, m))
+    return out
