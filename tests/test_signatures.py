@@ -47,7 +47,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "unsupported context managers": ("unsupported-context-manager",),
     "custom ops without a fake/meta implementation": ("missing-fake-impl",),
     "InternalTorchDynamoError": ("internal-dynamo-error",),
-    "BackendCompilerFailed": ("backend-compiler-failed",),
+    "BackendCompilerFailed": ("backend-compiler-failed", "custom-backend-raised"),
     "recompilation limits": ("recompile-limit",),
     "torch.compiler.disable under fullgraph": ("compiler-disable-fullgraph",),
     "CUDA graphs": ("cuda-graph-capture", "cuda-graph-runner-failed"),

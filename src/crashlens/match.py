@@ -136,6 +136,8 @@ def _field_values(t: Targets, key: str) -> tuple[str, ...]:
         return t.frames
     if key in ("message", "not_message"):
         return (t.message,)
+    if key == "culprit":
+        return (f"{t.culprit.file}:{t.culprit.function}",) if t.culprit is not None else ()
     return (str(getattr(t, key)),)
 
 
