@@ -35,7 +35,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "other stdlib modules under the skip rules": ("skipped-function", "skipped-torch-internal"),
     "functools.cache and lru_cache": ("functools-cache-traced",),
     "C-extension or pybind calls": ("c-extension-call",),
-    "torch.cuda queries": ("torch-cuda-query",),
+    "torch.cuda queries": ("torch-cuda-query", "cuda-unavailable"),
     "unsupported object construction": ("namespace-construction",),
     "data-dependent control flow": ("data-dependent-branch", "item-scalar"),
     "data-dependent symbolic shapes": ("data-dependent-shape",),

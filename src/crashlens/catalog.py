@@ -50,7 +50,7 @@ FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "
 WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too"}
 CULPRIT_OWNERS = {"user", "third-party", "torch", "unknown"}
 # What the call site does with the value (context.toml [[call_shapes]]); "tensor" when none says otherwise.
-CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "tensor"}
+CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "per-call-data", "tensor"}
 EXAMPLE_KEYS = {"expect", "era", "origin", "fields", "text"}
 # Control characters (tab and newline aside), C1 controls and bidi overrides: a catalog is shown on a
 # terminal, so none of these may hide in it.

@@ -262,12 +262,16 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
             return 0
         if owner == "third-party" and culprit is not None and f.file == culprit.file:
             return 2
+        if owner == "third-party" and f.kind == "workaround":
+            return 2  # after the library patches (ranked before it in the catalog)
         return 1
 
     out = []
     for f in sorted(fixes, key=group):
-        if group(f) == 2 and not f.title.startswith(LIBRARY_PATCH):
+        if group(f) == 2 and f.kind != "workaround" and not f.title.startswith(LIBRARY_PATCH):
             f = replace(f, title=LIBRARY_PATCH + f.title)
+        if not out and f.title.startswith("Or "):  # a later-ranked alternative that came out first
+            f = replace(f, title=f.title[3].upper() + f.title[4:])
         out.append(f)
     return [replace(f, rank=i) for i, f in enumerate(out, 1)]
 
@@ -367,10 +371,31 @@ def build(
         near_match=None if m.exact else round(m.score, 1),
         gb_id=(record.dynamo.gb_id if record.dynamo else None),
         next=tuple(nxt),
-        warnings=tuple(dict.fromkeys(w for w in warnings if w)),
+        warnings=one_note_each(warnings, static_next=bool(nxt)),
         fields=tuple(sorted(m.fields.items())),
         complete=record.complete and bool(exception and exception[0]),
     )
+
+
+NEXT_NOTE = "Next in this chain:"
+
+
+def one_note_each(notes: list[str], static_next: bool) -> tuple[str, ...]:
+    """Each piece of advice once: of several library rules' "Next in this chain:" notes (a specific rule and
+    the library's general one) only the first, the most specific; and none of them under that heading when
+    the diagnosis already lists the next blockers found statically (`next`), which renderers title so."""
+    out: list[str] = []
+    chain_note = False
+    for n in dict.fromkeys(x for x in notes if x):
+        if n.startswith(NEXT_NOTE):
+            if chain_note:
+                continue
+            chain_note = True
+            if static_next:
+                rest = n[len(NEXT_NOTE):].strip()
+                n = rest[:1].upper() + rest[1:]
+        out.append(n)
+    return tuple(out)
 
 
 def located(record: CrashRecord, cat: Catalog) -> Frame | None:
