@@ -33,17 +33,24 @@ MAX_PATTERN_CHARS = 2000
 # A bounded repeat this wide backtracks like an unbounded one when nested.
 WIDE_REPEAT = 100
 
-FIX_KINDS = {"custom-op", "decorate", "precompute", "config", "flag", "upgrade", "workaround", "report", "rewrite"}
+FIX_KINDS = {"custom-op", "decorate", "precompute", "config", "flag", "upgrade", "workaround", "report", "rewrite",
+             "environment", "info"}
 CONTEXTS = {"fullgraph", "graph-break", "unknown"}
 MATCH_KEYS = {
     "exception", "message", "gb", "callee", "frames", "culprit_source", "kind", "not_message", "lead", "text",
-    "raised_in", "evidence",
+    "raised_in", "culprit", "evidence",
 }
 SIGNATURE_KEYS = {
     "id", "name", "family", "title", "summary", "why", "priority", "confidence", "tags", "fuzzy", "fixsets",
     "match", "extract", "next", "fixes", "examples",
 }
-FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "safety", "file", "line", "requires"}
+FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "safety", "file", "line", "requires",
+            "fallback", "when"}
+# Conditions a fix can put on the crash (`when = { culprit_owner = [...], call_shape = [...], torch = ">=2.4" }`).
+WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too"}
+CULPRIT_OWNERS = {"user", "third-party", "torch", "unknown"}
+# What the call site does with the value (context.toml [[call_shapes]]); "tensor" when none says otherwise.
+CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "per-call-data", "tensor"}
 EXAMPLE_KEYS = {"expect", "era", "origin", "fields", "text"}
 # Control characters (tab and newline aside), C1 controls and bidi overrides: a catalog is shown on a
 # terminal, so none of these may hide in it.
@@ -118,6 +125,8 @@ class FixTemplate:
     file: str | None
     line: str | None
     requires: tuple[str, ...]
+    fallback: tuple[tuple[str, str], ...] = ()  # wording for a variable the log does not give
+    when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # conditions (WHEN_KEYS) the crash must meet
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +231,13 @@ class Catalog:
     context_rules: list[ContextRule] = field(default_factory=list)
     facts: list[FactRule] = field(default_factory=list)
     callee_patterns: list[Any] = field(default_factory=list)
+    # dynamo's headers that name a file and line (WON'T CONVERT, FAILED INLINING, the recompile limit's
+    # `function: 'f' (file:N)`): where the culprit is when a record's frames were cut
+    location_patterns: list[Any] = field(default_factory=list)
+    # context.toml [[call_shapes]]: (shape, pattern) over the source line that calls the culprit's code
+    call_shapes: list[tuple[str, Any]] = field(default_factory=list)
+    # _torch_api.toml: (name, lowest torch release or None for the "unknown version" note, text), newest first
+    api_forms: list[tuple[str, tuple[int, ...] | None, str]] = field(default_factory=list)
     version_hints: list[tuple[str, Any, str, str]] = field(default_factory=list)
     by_id: dict[str, Signature] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -240,6 +256,7 @@ class Catalog:
             pats += list(crule.patterns)
         pats += [f.pattern for f in self.facts] + list(self.callee_patterns) + [v[1] for v in self.version_hints]
         pats += [b.pattern for b in self.banners]
+        pats += list(self.location_patterns) + [p for _s, p in self.call_shapes]
         return pats
 
     def warm(self) -> None:
@@ -546,8 +563,37 @@ def _fixes(items: Any, where: str) -> tuple[FixTemplate, ...]:
                 file=_opt_str(f, "file", w),
                 line=None if line is None else str(line),
                 requires=tuple(_str_list(f.get("requires", []), f"{w}.requires")),
+                fallback=_str_table(f.get("fallback", {}), f"{w}.fallback"),
+                when=_when(f.get("when", {}), f"{w}.when"),
             )
         )
+    return tuple(out)
+
+
+def _str_table(v: Any, where: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values()):
+        raise CatalogError(f"{where}: must be a table of strings")
+    return tuple((str(k), x) for k, x in v.items())
+
+
+def _when(v: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(v, dict):
+        raise CatalogError(f"{where}: must be a table")
+    out = []
+    for k, x in v.items():
+        if k not in WHEN_KEYS:
+            raise CatalogError(f"{where}.{k}: unknown condition (known: {', '.join(sorted(WHEN_KEYS))})")
+        if isinstance(x, bool):
+            vals: tuple[str, ...] = ("true" if x else "false",)
+        else:
+            vals = tuple(_str_list(x, f"{where}.{k}"))
+        if k == "culprit_owner" and set(vals) - CULPRIT_OWNERS:
+            raise CatalogError(f"{where}.{k}: must be among {', '.join(sorted(CULPRIT_OWNERS))}")
+        if k == "torch":
+            for spec in vals:
+                if not re.fullmatch(r"(?:>=|<|==)\d+\.\d+", spec) and spec != "unknown":
+                    raise CatalogError(f"{where}.torch: {spec!r} must look like '>=2.4', '<2.2', '==2.1' or 'unknown'")
+        out.append((str(k), vals))
     return tuple(out)
 
 
@@ -753,6 +799,20 @@ def load_fixsets(path: Path) -> dict[str, tuple[FixTemplate, ...]]:
     return {str(name): _fixes(items, f"{path}: sets.{name}") for name, items in sets.items()}
 
 
+def load_api_forms(path: Path) -> list[tuple[str, tuple[int, ...] | None, str]]:
+    """_torch_api.toml: the spelling of a torch API per release (custom ops, is_compiling)."""
+    d = _load_toml(path)
+    out: list[tuple[str, tuple[int, ...] | None, str]] = []
+    for fw, f in _tables(d, "forms", str(path)):
+        spec = _req(f, "torch", str, fw)
+        m = re.fullmatch(r">=(\d+)\.(\d+)", spec)
+        if spec != "unknown" and m is None:
+            raise CatalogError(f"{fw}.torch: {spec!r} must be '>=X.Y' or 'unknown'")
+        out.append((_req(f, "name", str, fw), (int(m.group(1)), int(m.group(2))) if m else None,
+                    _req(f, "text", str, fw)))
+    return out
+
+
 def load_signature(path: Path, fixsets: dict[str, tuple[FixTemplate, ...]] | None = None) -> Signature:
     d = _load_toml(path)
     w = str(path)
@@ -895,6 +955,16 @@ def load_context(path: Path, cat: Catalog) -> None:
         if not ({"callee"} <= groups or {"module", "qualname"} <= groups or {"cls", "method"} <= groups):
             raise CatalogError(f"{cw}.pattern: needs a (?P<callee>...) group, or module+qualname, or cls+method")
         cat.callee_patterns.append(pat)
+    for lw, loc in _tables(d, "locations", w):
+        pat = compile_pattern(_req(loc, "pattern", str, lw), f"{lw}.pattern")
+        if not {"file", "line"} <= set(pat.groupindex):
+            raise CatalogError(f"{lw}.pattern: needs (?P<file>...) and (?P<line>...) groups")
+        cat.location_patterns.append(pat)
+    for sw, sh in _tables(d, "call_shapes", w):
+        shape = _req(sh, "shape", str, sw)
+        if shape not in CALL_SHAPES:
+            raise CatalogError(f"{sw}.shape: must be one of {', '.join(sorted(CALL_SHAPES))}")
+        cat.call_shapes.append((shape, compile_pattern(_req(sh, "pattern", str, sw), f"{sw}.pattern")))
     for vw, v in _tables(d, "versions", w):
         cat.version_hints.append(
             (
@@ -974,6 +1044,9 @@ def _load_dir(base: Path, n: int, builtin: bool, cat: Catalog, sigs: dict[str, S
             raise CatalogError(f"{path}: field 'id': {sig.id!r} is also used by {seen_here[sig.id]}")
         seen_here[sig.id] = str(path)
         sigs[sig.id] = sig  # later directories override built-ins by id
+    api_path = base / "_torch_api.toml"
+    if api_path.exists():
+        cat.api_forms.extend(_guarded(api_path, load_api_forms))
     lib_here: dict[str, str] = {}
     for path in sorted((base / "libraries").glob("*.toml")):
         new = _guarded(path, load_library)

@@ -7,17 +7,31 @@ import re
 from . import recache
 from .records import CrashRecord, Frame
 
+# Python's own pseudo-files. Any other `<...>` file is code a person typed: `<stdin>`, `<string>` (exec),
+# `<ipython-input-3-...>`, `<console>`.
 _STDLIB = recache.compile(
-    r"(?:^<frozen [\w.]+>$|^<string>$|^<[\w-]+>$"
+    r"(?:^<frozen [\w.]+>$|^<(?:built-in[^>]*|__array_function__ internals|decorator-gen-\d+)>$"
     r"|/lib/python3(?:\.\d+)?/(?!(?:site|dist)-packages/)[^/]+(?:/[^/]+)*$"
     r"|/lib64/python3(?:\.\d+)?/(?!(?:site|dist)-packages/)"
     r"|^(?:\.\.\./)?python3\.\d+/(?!(?:site|dist)-packages/))"
 )
-# torch's own machinery: a person fixing a crash does not edit these.
-_TORCH = recache.compile(r"(?:^|/)(?:(?:site|dist)-packages/torch/|pytorch/torch/|torch/_(?:dynamo|inductor|subclasses|library|ops|functorch|higher_order_ops)/)")
+# torch's own code: a person fixing a crash does not edit these. `<eval_with_key>.N` is an fx graph's
+# generated forward.
+_TORCH = recache.compile(
+    r"(?:^|/)(?:(?:site|dist)-packages/torch/|pytorch/torch/|torch/_(?:dynamo|inductor|subclasses|library|ops|functorch"
+    r"|higher_order_ops)/)|^(?:\.\.\./)?torch/|^<eval_with_key>"
+)
+# torch's public library code (torch.nn, torch.distributed, ...): the culprit when no frame of the user's or
+# of another package is visible. Never the compile machinery (dynamo, inductor, fx, export, the op
+# registry) nor nn.Module's call wrapper, which every model's frames pass through.
+_TORCH_PUBLIC = recache.compile(
+    r"(?:^|/)torch/(?!_|fx/|export/|compiler/|onnx/|testing/|overrides\.py|library\.py|nn/modules/module\.py"
+    r"|utils/_|autograd/function\.py)[\w/]+\.py$"
+)
+# Compile machinery whose frames, in a traceback, mean "dynamo called this": a frame below one of these
+# was run by dynamo (a backend, a hook, a fake impl), not traced by it.
+_MACHINERY = recache.compile(r"(?:^|/)torch/_(?:dynamo|inductor)/")
 _PACKAGE = recache.compile(r"(?:site|dist)-packages/(?P<pkg>[A-Za-z_][\w]*)")
-
-
 def is_stdlib(path: str) -> bool:
     p = path.replace("\\", "/")
     return bool(_STDLIB.search(p))
@@ -29,6 +43,15 @@ def is_torch(path: str) -> bool:
 
 def is_changeable(f: Frame) -> bool:
     return not is_stdlib(f.file) and not is_torch(f.file)
+
+
+def is_torch_public(path: str) -> bool:
+    """torch's public library code (torch/nn/..., torch/distributed/...), not its compile machinery."""
+    return bool(_TORCH_PUBLIC.search(path.replace("\\", "/")))
+
+
+def is_machinery(path: str) -> bool:
+    return bool(_MACHINERY.search(path.replace("\\", "/")))
 
 
 def source_root(chain: tuple[Frame, ...]) -> str | None:
@@ -99,16 +122,20 @@ def module_of(path: str, root: str | None = None) -> str | None:
 
 
 def traced_chain(record: CrashRecord) -> tuple[Frame, ...]:
-    """The frames dynamo was tracing, outermost first.
+    """The frames dynamo was tracing (or that it called), outermost first.
 
-    The `from user code:` block when there is one. Otherwise the traceback frames of the headline,
-    but only when they are themselves inside the compiled region (a traceback of dynamo's internals
-    says nothing about the user's code).
+    The `from user code:` block when there is one. Else the frames that torch's compile machinery
+    called (a custom backend, a third-party hook, a fake implementation) when such a frame raised. Else
+    the traceback frames of the headline, but only when they are not a report of dynamo's own (a
+    traceback of dynamo's internals says nothing about the user's code).
     """
     if record.dynamo is not None and record.dynamo.user_frames:
         return record.dynamo.user_frames
     if record.kind == "graph_break":
         return ()
+    called = called_by_machinery(record)
+    if called:
+        return called
     if record.dynamo is not None:
         return ()
     for block in reversed(record.chain):
@@ -117,10 +144,37 @@ def traced_chain(record: CrashRecord) -> tuple[Frame, ...]:
     return ()
 
 
+def called_by_machinery(record: CrashRecord) -> tuple[Frame, ...]:
+    """The frames below torch's compile machinery in a traceback, when one of them is not torch's.
+
+    A backend's `__call__`, a package's hook or a fake implementation that raised sits below dynamo's or
+    inductor's frames; the frames above those are only the user's call of the compiled function.
+    """
+    for block in reversed(record.chain):
+        frames = block.frames
+        first = next((i for i, f in enumerate(frames) if is_machinery(f.file)), None)
+        if first is None:
+            continue
+        tail = frames[first + 1 :]
+        below = [i for i, f in enumerate(tail) if not is_torch(f.file)]
+        if any(is_changeable(tail[i]) for i in below):
+            # from the last machinery frame on: the frames the machinery called, and what they called
+            last = max((i for i, f in enumerate(tail) if is_machinery(f.file)), default=-1)
+            rest = tail[last + 1 :]
+            if any(is_changeable(f) for f in rest):
+                return rest
+            return tail
+    return ()
+
+
 def pick_culprit(chain: tuple[Frame, ...]) -> Frame | None:
-    """The deepest frame that is neither the standard library nor torch's own machinery."""
+    """The deepest frame that is neither the standard library nor torch; when there is none, the deepest
+    frame of torch's public library code (torch.nn, torch.distributed), never its compile machinery."""
     for f in reversed(chain):
         if is_changeable(f):
+            return f
+    for f in reversed(chain):
+        if is_torch_public(f.file):
             return f
     return None
 
@@ -163,3 +217,19 @@ def entry_of(chain: tuple[Frame, ...], culprit: Frame | None) -> tuple[Frame | N
             caller = chain[j]
             break
     return chain[start], caller
+
+
+def owner_of(culprit: Frame | None, caller: Frame | None) -> str:
+    """Who can change the culprit's code: "third-party" for an installed package other than the calling
+    frame's (the user would be editing someone else's release), "torch", "user", or "unknown"."""
+    if culprit is None:
+        return "unknown"
+    if is_torch(culprit.file):
+        return "torch"
+    p = culprit.file.replace("\\", "/")
+    m = _last_install_dir(p)
+    if m is None or is_stdlib(p):
+        return "user"
+    if caller is not None and package_of(caller.file) == m.group("pkg"):
+        return "user"  # the package calls itself: its developer is the one reading the log
+    return "third-party"

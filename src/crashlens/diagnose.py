@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 from . import recache
 from ._struct import replace
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
-from .context import Facts, compile_off_flag, infer_context
-from .culprit import entry_of, module_of, package_of, source_root
+from .context import Facts, compile_off_flag, infer_context, parse_version
+from .culprit import entry_of, module_of, owner_of, package_of, source_root
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
 
@@ -26,7 +26,7 @@ _FALLBACK = {
     "culprit.file": "the library file in the traceback",
     "culprit.function": "the traced function",
     "culprit.line": "?",
-    "callee": "the call dynamo rejected",
+    "callee": "a call it cannot trace",
     "entry.function": "the library function called from the compiled region",
     "entry.qualified": "the library function called from the compiled region",
     "server.off_flag": "the server option that turns off compilation",
@@ -107,15 +107,85 @@ def _vars(t: Targets, fields: dict[str, str], ctx: Context, cat: Catalog) -> dic
         v["server.off_flag"] = flag
     for name, ver in ctx.versions:
         v[f"version.{name}"] = ver
+    for key, text in api_forms(cat, ctx).items():
+        v[key] = render_template(text, v)
     return v
 
 
-def render_template(text: str, values: dict[str, str]) -> str:
+def api_forms(cat: Catalog, ctx: Context) -> dict[str, str]:
+    """`api.<name>` for each torch API of _torch_api.toml, spelled for the torch release in the log; with
+    no release known, the newest spelling and the note on what each release needs."""
+    ver = parse_version(dict(ctx.versions).get("torch", ""))
+    out: dict[str, str] = {}
+    for name in dict.fromkeys(n for n, _lo, _t in cat.api_forms):
+        known = [(lo, t) for n, lo, t in cat.api_forms if n == name and lo is not None]
+        note = next((t for n, lo, t in cat.api_forms if n == name and lo is None), "")
+        pick = next((t for lo, t in known if ver is not None and ver[:2] >= lo), None)
+        if pick is not None:
+            out[f"api.{name}"] = pick
+        elif known:
+            newest = known[0][1]
+            out[f"api.{name}"] = newest + (("\n" if "\n" in newest else " ") + note if note else "")
+    return out
+
+
+def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog) -> str:
+    """What the call site does with the value (context.toml [[call_shapes]]): the user's line that calls
+    into a third-party culprit, else the culprit's own line."""
+    from .catalog import search
+
+    site = caller if owner == "third-party" and caller is not None else t.culprit
+    src = (site.source or "") if site is not None else ""
+    for shape, pat in cat.call_shapes:
+        if src and search(pat, src):
+            return shape
+    return "tensor"
+
+
+def _when_ok(tmpl: FixTemplate, cond: dict[str, str]) -> bool:
+    for key, allowed in tmpl.when:
+        got = cond.get(key, "")
+        if key == "torch":
+            if not any(_version_ok(spec, got) for spec in allowed):
+                return False
+        elif got not in allowed:
+            return False
+    return True
+
+
+def _version_ok(spec: str, version: str) -> bool:
+    """`>=2.4`, `==2.1`, `<2.2` or `unknown` against the torch version the log shows."""
+    ver = parse_version(version)
+    if spec == "unknown":
+        return ver is None
+    if ver is None:
+        return False
+    op, num = (spec[:2], spec[2:]) if spec[:2] in (">=", "==") else (spec[:1], spec[1:])
+    want = tuple(int(x) for x in num.split("."))
+    have = ver[: len(want)]
+    return have >= want if op == ">=" else have == want if op == "==" else have < want
+
+
+_BACKTICKED = recache.compile(r"`\{([a-z_][a-z0-9_.]*)\}`")
+
+
+def render_template(text: str, values: dict[str, str], fallback: dict[str, str] | None = None) -> str:
+    """Fill `{var}`s. A variable the log did not give reads as the template's (or the catalog's) fallback
+    prose, without the backticks that would quote it as code; never as a leftover placeholder."""
+    fb = fallback or {}
+
+    def missing(key: str) -> str:
+        return fb.get(key) or _FALLBACK.get(key) or "the " + key.rsplit(".", 1)[-1].replace("_", " ")
+
+    def quoted(m: re.Match[str]) -> str:
+        key = m.group(1)
+        return f"`{values[key]}`" if key in values else missing(key)
+
     def sub(m: re.Match[str]) -> str:
         key = m.group(1)
-        return values.get(key, _FALLBACK.get(key, m.group(0)))
+        return values[key] if key in values else missing(key)
 
-    return _VAR.sub(sub, text)
+    return _VAR.sub(sub, _BACKTICKED.sub(quoted, text))
 
 
 def reflow(text: str) -> str:
@@ -141,16 +211,20 @@ def _applies(f: FixTemplate, ctx: Context) -> bool:
 
 
 def _render_fixes(
-    templates: Iterable[tuple[FixTemplate, str]], values: dict[str, str], ctx: Context
+    templates: Iterable[tuple[FixTemplate, str]], values: dict[str, str], ctx: Context,
+    cond: dict[str, str] | None = None,
 ) -> list[Fix]:
     fixes: list[Fix] = []
     seen_titles: set[str] = set()
     for tmpl, origin in sorted(templates, key=lambda x: x[0].rank):
-        if not _applies(tmpl, ctx):
+        if not _applies(tmpl, ctx) or not _when_ok(tmpl, cond or {}):
             continue
+        if tmpl.kind == "custom-op" and (cond or {}).get("call_shape", "tensor") != "tensor":
+            continue  # a custom op returns tensors: it cannot stand in for a call whose value steers Python
         if any(r not in values for r in tmpl.requires):
             continue
-        title = render_template(tmpl.title, values)
+        fb = dict(tmpl.fallback)
+        title = render_template(tmpl.title, values, fb)
         if title in seen_titles:
             continue
         seen_titles.add(title)
@@ -160,7 +234,7 @@ def _render_fixes(
                 rank=tmpl.rank,
                 kind=tmpl.kind,
                 title=title,
-                detail=reflow(render_template(tmpl.detail, values)),
+                detail=reflow(render_template(tmpl.detail, values, fb)),
                 file=render_template(tmpl.file, values) if tmpl.file and tmpl.file.strip("{}") in values or (
                     tmpl.file and "{" not in tmpl.file) else None,
                 line=int(line_s) if line_s and line_s.isdigit() else None,
@@ -168,7 +242,38 @@ def _render_fixes(
                 source=origin,
             )
         )
-    return [replace(f, rank=i) for i, f in enumerate(fixes, 1)]
+    return fixes
+
+
+LIBRARY_PATCH = "Library patch: "
+
+
+def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signature) -> list[Fix]:
+    """Fixes by who can make them: for a crash in code that fails in eager too, the signature's own
+    environment/code fix first; then what the user can do without editing an installed third-party
+    package (its custom op at their call site, a release, a flag); then edits of that package's line,
+    labelled a library patch; information and reports last. Within a group the catalog's rank holds."""
+    eager_too = "eager-too" in sig.tags
+
+    def group(f: Fix) -> int:
+        if f.kind in ("report", "info"):
+            return 3
+        if eager_too and f.source == sig.id and f.kind in ("environment", "rewrite"):
+            return 0
+        if owner == "third-party" and culprit is not None and f.file == culprit.file:
+            return 2
+        if owner == "third-party" and f.kind == "workaround":
+            return 2  # after the library patches (ranked before it in the catalog)
+        return 1
+
+    out = []
+    for f in sorted(fixes, key=group):
+        if group(f) == 2 and f.kind != "workaround" and not f.title.startswith(LIBRARY_PATCH):
+            f = replace(f, title=LIBRARY_PATCH + f.title)
+        if not out and f.title.startswith("Or "):  # a later-ranked alternative that came out first
+            f = replace(f, title=f.title[3].upper() + f.title[4:])
+        out.append(f)
+    return [replace(f, rank=i) for i, f in enumerate(out, 1)]
 
 
 def diagnose(
@@ -192,6 +297,10 @@ def build(
     next_blockers: Callable[[Frame, tuple[Frame, ...]], list[dict[str, Any]]] | None = None,
 ) -> Diagnosis:
     sig: Signature = m.signature
+    if t.culprit is None and sig.family == "dynamo":
+        where = located(record, cat) or ("located-from-log" in sig.tags and located_in_log(facts)) or None
+        if where is not None:
+            t = replace(t, culprit=where, chain=t.chain or (where,))
     ctx = infer_context(record, t, facts, cat)
     values = _vars(t, m.fields, ctx, cat)
     libs: list[LibraryRule] = library_rules(t, sig, cat)
@@ -217,7 +326,15 @@ def build(
         if f.kind in lib_kinds and f.kind in ("custom-op", "upgrade"):
             continue
         templates.append((f, sig.id))
-    fixes = _render_fixes(templates, values, ctx)
+    entry, caller = entry_of(t.chain, t.culprit)
+    owner = owner_of(t.culprit, caller)
+    cond = {
+        "culprit_owner": owner,
+        "call_shape": call_shape(t, owner, caller, cat),
+        "torch": dict(ctx.versions).get("torch", ""),
+        "eager_too": "true" if "eager-too" in sig.tags else "false",
+    }
+    fixes = order_fixes(_render_fixes(templates, values, ctx, cond), owner, t.culprit, sig)
     warnings = [render_template(n, values) for rule in libs for n in rule.next]
     warnings += [render_template(n, values) for n in sig.next]
     headline = record.headline
@@ -254,11 +371,69 @@ def build(
         near_match=None if m.exact else round(m.score, 1),
         gb_id=(record.dynamo.gb_id if record.dynamo else None),
         next=tuple(nxt),
-        warnings=tuple(dict.fromkeys(w for w in warnings if w)),
+        warnings=one_note_each(warnings, static_next=bool(nxt)),
         fields=tuple(sorted(m.fields.items())),
         complete=record.complete and bool(exception and exception[0]),
         evidence=record.evidence,
     )
+
+
+NEXT_NOTE = "Next in this chain:"
+
+
+def one_note_each(notes: list[str], static_next: bool) -> tuple[str, ...]:
+    """Each piece of advice once: of several library rules' "Next in this chain:" notes (a specific rule and
+    the library's general one) only the first, the most specific; and none of them under that heading when
+    the diagnosis already lists the next blockers found statically (`next`), which renderers title so."""
+    out: list[str] = []
+    chain_note = False
+    for n in dict.fromkeys(x for x in notes if x):
+        if n.startswith(NEXT_NOTE):
+            if chain_note:
+                continue
+            chain_note = True
+            if static_next:
+                rest = n[len(NEXT_NOTE):].strip()
+                n = rest[:1].upper() + rest[1:]
+        out.append(n)
+    return tuple(out)
+
+
+def located(record: CrashRecord, cat: Catalog) -> Frame | None:
+    """The file and line that dynamo's own headers in the record name (context.toml [[locations]]), for a
+    record whose frames were cut. A path cut on the left ("mp/dyn/x.py") takes the full path another
+    header of the record gives for the same file."""
+    from .catalog import search
+
+    text = "\n".join(x for x in (record.lead or "", *(b.message for b in record.chain), *record.text) if x)
+    if not text:
+        return None
+    found: list[Frame] = []
+    for pat in cat.location_patterns:
+        m = search(pat, text)
+        if m:
+            g = m.groupdict()
+            found.append(Frame(g["file"], int(g["line"]), g.get("function") or "<module>"))
+    if not found:
+        return None
+    best = found[0]
+    if not best.file.startswith(("/", "<")) and ":" not in best.file[:3]:
+        full = next((f.file for f in found[1:] if f.file.endswith("/" + best.file.lstrip("./"))
+                     or f.file.endswith(best.file)), None)
+        if full:
+            best = replace(best, file=full)
+    return best
+
+
+def located_in_log(facts: Facts) -> Frame | None:
+    """Where the log's recompile lines say dynamo was (context.toml facts `located.*`): the failing guard's
+    user stack first, else the compiled function."""
+    v = facts.values
+    for kind in ("guard", "compiled"):
+        f, ln = v.get(f"located.{kind}.file"), v.get(f"located.{kind}.line")
+        if f and ln and ln.isdigit():
+            return Frame(f, int(ln), v.get(f"located.{kind}.function") or "<module>")
+    return None
 
 
 def _richness(d: Diagnosis) -> tuple[int, int, int, int, int]:

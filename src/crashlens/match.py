@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import recache
 from ._struct import dataclass
 from .catalog import Catalog, LibraryRule, Matcher, Signature, search
-from .culprit import pick_culprit, traced_chain
+from .culprit import is_machinery, pick_culprit, traced_chain
 from .records import CrashRecord, Frame
 
 FUZZY_THRESHOLD = 72.0
@@ -40,10 +40,32 @@ class Targets:
     raised_in: str = ""  # "file:function" of the frame that raised the headline exception ("" if not shown)
     explanation: str = ""
     evidence: str = ""  # CrashRecord.evidence: what showed a dynamo failure whose exception is out of view
+    dynamo_evidence: bool = False  # the record shows dynamo at work (see has_dynamo_evidence)
 
 
 def is_dynamo(record: CrashRecord) -> bool:
     return record.dynamo is not None or record.kind == "graph_break"
+
+
+# An exception type or a message that only torch.compile's stack prints.
+_DYNAMO_TYPE = recache.compile(r"^torch\.(?:_dynamo|_inductor)\.|(?:^|\.)(?:BackendCompilerFailed|InductorError|Unsupported"
+                               r"|TorchRuntimeError|InternalTorchDynamoError|FailOn\w+LimitHit)$")
+_DYNAMO_TEXT = recache.compile(r"torch[._/]_dynamo|torch[._/]_inductor|TorchDynamo|TORCHDYNAMO_|\bdynamo\b|Dynamo\b"
+                               r"|torch\.compile\b|from user code:|WON'T CONVERT|FAILED INLINING|Recompiling function")
+
+
+def has_dynamo_evidence(record: CrashRecord) -> bool:
+    """A torch._dynamo or torch._inductor frame, a dynamo exception type, or a dynamo message: without
+    one, a traceback is an eager crash (one that calls torch.cuda, say), not a torch.compile failure."""
+    if record.dynamo is not None or record.kind == "graph_break" or record.evidence:
+        return True
+    for b in record.chain:
+        if b.type and _DYNAMO_TYPE.search(b.type):
+            return True
+        if any(is_machinery(f.file) for f in b.frames):
+            return True
+    text = "\n".join(x for x in (record.lead or "", *(b.message for b in record.chain)) if x)
+    return bool(_DYNAMO_TEXT.search(text))
 
 
 def is_fatal(record: CrashRecord) -> bool:
@@ -103,6 +125,7 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
                    if record.headline and record.headline.frames else ""),
         explanation=(d.explanation or "") if d is not None else "",
         evidence=record.evidence or "",
+        dynamo_evidence=has_dynamo_evidence(record),
     )
 
 
@@ -138,6 +161,8 @@ def _field_values(t: Targets, key: str) -> tuple[str, ...]:
         return t.frames
     if key in ("message", "not_message"):
         return (t.message,)
+    if key == "culprit":
+        return (f"{t.culprit.file}:{t.culprit.function}",) if t.culprit is not None else ()
     return (str(getattr(t, key)),)
 
 
@@ -184,6 +209,8 @@ def match_record(record: CrashRecord, cat: Catalog) -> tuple[Match | None, Targe
         if "fallback" in sig.tags:
             fallbacks.append(sig)
             continue
+        if sig.family == "dynamo" and not t.dynamo_evidence:
+            continue  # every dynamo signature needs dynamo's own evidence in the record
         if matcher_holds(sig.matcher, t):
             return Match(sig, _extract(sig, t), True, 100.0), t
     near = fuzzy_nearest(t, [s for s in cat.signatures if "fallback" not in s.tags and s.family == "dynamo"])
@@ -191,6 +218,8 @@ def match_record(record: CrashRecord, cat: Catalog) -> tuple[Match | None, Targe
         sig, score = near
         return Match(sig, _extract(sig, t), False, score), t
     for sig in fallbacks:
+        if sig.family == "dynamo" and not t.dynamo_evidence:
+            continue
         if matcher_holds(sig.matcher, t):
             return Match(sig, _extract(sig, t), True, 100.0), t
     return None, t

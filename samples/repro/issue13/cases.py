@@ -1,0 +1,104 @@
+"""Small reproducers for issue 13 (culprit, ranking, routing, false alarms). Run: python cases.py CASE."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
+
+import torch  # noqa: E402
+
+import fakepkg  # noqa: E402
+
+
+def compile_run(fn, *args, fullgraph=True):
+    return torch.compile(fn, fullgraph=fullgraph, backend="eager")(*args)
+
+
+def tp_quantize(x):
+    return fakepkg.quantize(x) + 1  # frame: tp-call
+
+
+def tp_flag(x):
+    if fakepkg.has_fast_path():  # frame: tp-flag-call
+        return x * 2
+    return x
+
+
+def tp_lock(x):
+    return fakepkg.scaled(x) + 1
+
+
+class ParamInForward(torch.nn.Module):
+    def forward(self, x):
+        w = torch.nn.Parameter(torch.ones(x.shape[-1]))  # expect: param-in-forward
+        return x * w
+
+
+def bincount(x):
+    return torch.bincount(x)  # expect: bincount
+
+
+def nonzero(x):
+    return torch.nonzero(x)  # expect: nonzero
+
+
+def device_mismatch(x):
+    return x @ torch.ones(4, 4, device="meta")  # expect: device-mismatch
+
+
+def shape_mismatch(x):
+    return x @ torch.ones(3, 3)  # expect: shape-mismatch
+
+
+def next_no_default(x):
+    it = iter([])
+    first = next(it)  # expect: next-no-default
+    return x + first
+
+
+def zip_strict(x):
+    total = x
+    for a, b in zip([1, 2], [1, 2, 3], strict=True):  # expect: zip-strict
+        total = total + a * b
+    return total
+
+
+def no_cuda(x):
+    return x.cuda() + 1  # expect: no-cuda
+
+
+def environ_read(x):
+    if os.environ["CASES_SCALE"] == "2":  # expect: environ-read
+        return x * 2
+    return x
+
+
+def eager_cuda(x):
+    torch.cuda.current_device()  # expect: eager-cuda
+    return x
+
+
+CASES = {
+    "tp-quantize": lambda: compile_run(tp_quantize, torch.randn(4)),
+    "tp-flag": lambda: compile_run(tp_flag, torch.randn(4)),
+    "tp-lock": lambda: compile_run(tp_lock, torch.randn(4)),
+    "param-in-forward": lambda: compile_run(ParamInForward(), torch.randn(2, 4)),
+    "bincount": lambda: compile_run(bincount, torch.tensor([1, 2, 2])),
+    "nonzero": lambda: compile_run(nonzero, torch.tensor([0, 1, 1])),
+    "device-mismatch": lambda: compile_run(device_mismatch, torch.randn(2, 4)),
+    "shape-mismatch": lambda: compile_run(shape_mismatch, torch.randn(2, 4)),
+    "next-no-default": lambda: compile_run(next_no_default, torch.randn(4)),
+    "zip-strict": lambda: compile_run(zip_strict, torch.randn(4)),
+    "no-cuda": lambda: compile_run(no_cuda, torch.randn(4)),
+    "environ-read": lambda: compile_run(environ_read, torch.randn(4)),
+    "suppressed": lambda: compile_run(tp_quantize, torch.randn(4), fullgraph=False),
+    "eager-cuda": lambda: eager_cuda(torch.randn(4)),
+}
+
+if __name__ == "__main__":
+    if sys.argv[1] == "suppressed":
+        import torch._dynamo
+
+        torch._dynamo.config.suppress_errors = True
+    os.environ.setdefault("CASES_SCALE", "2")
+    out = CASES[sys.argv[1]]()
+    print("finished:", type(out).__name__)
