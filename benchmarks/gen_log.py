@@ -158,6 +158,11 @@ STARTUP_RANKED = [
     "max_total_num_tokens=612864, chunked_prefill_size=8192, max_prefill_tokens=16384, "
     "max_running_requests=4096, context_len=131072, available_gpu_mem=10.40 GB",
 ]
+# The header's server_args with more of SGLang 0.5's arguments, none of which sets a fact (they name
+# piecewise CUDA graphs as the flags that do).
+ROUND_ARGS = HEADER[0].replace("disable_cuda_graph=False, ", (
+    "disable_cuda_graph=False, piecewise_cuda_graph_max_tokens=8192, piecewise_cuda_graph_tokens=None, "
+    "piecewise_cuda_graph_compiler='eager', enforce_piecewise_cuda_graph=False, "))
 STARTUP_MAIN = [
     "Using default HuggingFace chat template with detected content format: string",
     "INFO:     Started server process [{pid}]",
@@ -178,7 +183,7 @@ def startup(rng: random.Random) -> Iterator[str]:
         sec += rng.randrange(20, 90)
         ts = _ts(sec)
         pid = rng.randrange(1000, 99999)
-        yield HEADER[0].replace("[2025-06-01 08:00:00]", f"[{ts}]")
+        yield ROUND_ARGS.replace("[2025-06-01 08:00:00]", f"[{ts}]")
         yield f"[{ts}] {STARTUP_MAIN[0]}"
         for msg in STARTUP_RANKED:
             ranks = list(range(RANKS))

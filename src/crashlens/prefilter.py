@@ -99,15 +99,15 @@ class Prefilter:
     """Shapes of lines: which may matter, and the (digit-zeroed) key each is routed by."""
 
     def __init__(self, cat: Catalog, keep: Iterable[bytes] = ()) -> None:
-        self._always = tuple(anchor(m) for m in (*RECORD_START_MARKERS, *keep))
+        self._always = (*RECORD_START_MARKERS, *keep)
         # (the facts a rule sets, the markers of the lines it can set them from), one per fact rule
         self._facts: list[tuple[frozenset[str], tuple[bytes, ...]]] = []
         self._triggers: list[tuple[frozenset[str], tuple[bytes, ...]]] = []
         for r in cat.facts:
             keys = frozenset(k for k, _ in r.sets)
             cover = covering_literals_of(r.pattern.source)
-            trigger = (anchor(r.trigger.encode("utf-8")),)
-            self._facts.append((keys, tuple(anchor(c.encode("ascii")) for c in cover) or trigger))
+            trigger = (r.trigger.encode("utf-8"),)
+            self._facts.append((keys, tuple(c.encode("ascii") for c in cover) or trigger))
             self._triggers.append((keys, trigger))
         self._info: dict[bytes, tuple[bool, RouteKey]] = {}
         self._matter: set[bytes] = set()
@@ -117,10 +117,13 @@ class Prefilter:
     def _aim(self) -> None:
         for rules in (self._facts, self._triggers):
             live = (m for keys, found in rules if not keys <= self._known for m in found)
-            self.markers = minimal_cover((*self._always, *live))
+            whole = minimal_cover((*self._always, *live))
+            # What a native locator looks for: the anchors, which find every line the markers find
+            # and a few more; a line's shape is then judged by the markers themselves.
+            self.markers = minimal_cover(anchor(m) for m in whole)
             if len(self.markers) <= MAX_MARKERS:
                 break  # else fewer, broader markers: each rule's trigger instead of its cover
-        self._shape_markers = minimal_cover(m.translate(_SHAPE) for m in self.markers)
+        self._shape_markers = minimal_cover(m.translate(_SHAPE) for m in whole)
         self._info.clear()
         self._matter.clear()
 
