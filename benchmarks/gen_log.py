@@ -224,6 +224,12 @@ WARNINGS = [
      "  with torch.cuda.amp.autocast(enabled=False):"],
     [f"{_SITE}/flashinfer/jit/core.py:107: UserWarning: Prebuilt kernels not found, using JIT backend",
      "  warnings.warn("],
+    # names an `Error` and a dotted `torch._C._cuda...` in passing (markers of crashes), starts nothing
+    [f"{_SITE}/torch/cuda/__init__.py:129: UserWarning: CUDA initialization: Unexpected error from "
+     "cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have "
+     "already set the error? Error 804: forward compatibility was attempted on non supported HW (Triggered "
+     "internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
+     "  return torch._C._cuda_getDeviceCount() > 0"],
 ]
 
 

@@ -353,3 +353,17 @@ def test_repeated_start_up_and_warning_lines_do_not_reach_the_per_line_pipeline(
         assert docs[-1] == render(combine([("log", n, want)]))
     assert fed[0] == fed[1], fed
     assert fed[1] < 2 * len(crash) + 200, fed  # the crash, and the first start-up lines before the facts are known
+
+
+def test_whether_a_line_starts_a_record_does_not_depend_on_its_digits() -> None:
+    """The prefilter judges a line by its shape (digits zeroed): a line whose markers are only record
+    markers matters only if it starts a record, so that must not depend on which digits it holds."""
+    from crashlens.prefilter import starts_record
+
+    seen = 0
+    for path in _logs():
+        for i, text in enumerate(iter_lines(io.BytesIO(path.read_bytes())), 1):
+            a = starts_record(frame_line("log", i, text))
+            assert starts_record(frame_line("log", i, zero_digits(text))) == a, text
+            seen += a
+    assert seen > 100

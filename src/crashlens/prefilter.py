@@ -35,7 +35,7 @@ from .catalog import Catalog, covering_literals_of
 from .frame import frame_line
 from .read import decode_physical
 from .records import LogLine
-from .traceback import RECORD_START_MARKERS
+from .traceback import RECORD_START_MARKERS, RecordExtractor
 
 # _EXC_FREE's dotted alternative `(?:[a-z_]\w*\.)+_?[A-Z]\w*` needs a dot then `_?[A-Z]`.
 DOTTED_NAME = recache.compile(rb"\._?[A-Z]")
@@ -95,11 +95,18 @@ def route_key(line: LogLine) -> RouteKey:
     return "" if line.prefixed else None
 
 
+def starts_record(line: LogLine) -> bool:
+    """Whether a framed line starts a record (or a skipped block) in a stream with no record open."""
+    ex = RecordExtractor()
+    return bool(ex.feed(line)) or bool(ex.active_streams())
+
+
 class Prefilter:
     """Shapes of lines: which may matter, and the (digit-zeroed) key each is routed by."""
 
     def __init__(self, cat: Catalog, keep: Iterable[bytes] = ()) -> None:
-        self._always = (*RECORD_START_MARKERS, *keep)
+        self._keep = tuple(keep)
+        self._always = (*RECORD_START_MARKERS, *self._keep)
         # (the facts a rule sets, the markers of the lines it can set them from), one per fact rule
         self._facts: list[tuple[frozenset[str], tuple[bytes, ...]]] = []
         self._triggers: list[tuple[frozenset[str], tuple[bytes, ...]]] = []
@@ -124,6 +131,10 @@ class Prefilter:
             if len(self.markers) <= MAX_MARKERS:
                 break  # else fewer, broader markers: each rule's trigger instead of its cover
         self._shape_markers = minimal_cover(m.translate(_SHAPE) for m in whole)
+        # Of those, the ones that matter only if the line starts a record (see may_matter)
+        self._record_markers = {m.translate(_SHAPE) for m in RECORD_START_MARKERS} - {
+            m.translate(_SHAPE) for m in (*self._keep, *(m for keys, found in self._facts
+                                                         if not keys <= self._known for m in found))}
         self._info.clear()
         self._matter.clear()
 
@@ -139,13 +150,23 @@ class Prefilter:
         self._aim()
         return self.markers != before
 
-    def may_matter(self, shape: bytes) -> bool:
+    def may_matter(self, shape: bytes, line: LogLine | None = None) -> bool:
+        """Whether a line of this shape may change the result. A line whose only markers are record
+        markers (or a dotted name) matters only if it starts a record: a warning that names an
+        `Error` or a `torch.Tensor` in passing, printed a million times, is looked at once. (Whether
+        a line starts a record does not depend on its digits: tests/test_scale.py checks it on every
+        recorded line.)"""
         if CONTROL_MARK in shape:
             return True
+        hit = False
         for m in self._shape_markers:
             if m in shape:
-                return True
-        return DOTTED_NAME.search(shape) is not None
+                if m not in self._record_markers:
+                    return True  # a fact still unknown, or a line to keep every time
+                hit = True
+        if not hit and DOTTED_NAME.search(shape) is None:
+            return False
+        return starts_record(line if line is not None else frame_line("", 0, decode_physical(shape)))
 
     def info(self, shape: bytes) -> tuple[bool, RouteKey]:
         """(may matter, route key with digits zeroed) of one shape; the key is meaningless for a shape
@@ -153,7 +174,7 @@ class Prefilter:
         got = self._info.get(shape)
         if got is None:
             line = frame_line("", 0, decode_physical(shape))
-            got = self._info[shape] = (self.may_matter(shape), route_key(line))
+            got = self._info[shape] = (self.may_matter(shape, line), route_key(line))
             if got[0]:
                 self._matter.add(shape)
         return got
