@@ -3,7 +3,8 @@
 A line is skipped only while every rank stream of the RecordExtractor is idle, and only if it cannot
 - start a record: every way RecordExtractor's idle state starts one needs a marker below in the line
   (RECORD_START_MARKERS, one row per branch of traceback._Stream._idle), or a dotted exception name
-  (`torch.fx.Foo: ...`, DOTTED_NAME);
+  (`torch.fx.Foo: ...`, DOTTED_NAME); a line (shape) that holds one is then fed to a fresh
+  RecordExtractor once, to see whether it really starts one (`starts_record`);
 - give a start-up fact that is not known yet: a fact rule sets its facts only from a line its pattern
   matches, and every match holds one of the pattern's covering literals (literals.covering_literals;
   the rule's `trigger` where the pattern has none). Facts are first-value-wins, so once every fact a
@@ -21,9 +22,10 @@ Markers come in two classes: those that are always searched for (record starts, 
 of a line that must reach the pipeline every time it appears, such as the banner that starts a new
 round of a restart loop), and fact markers, which retire with their facts.
 
-Each marker is looked for by its anchor (a part of it, see `anchor`), which finds every line the marker
-finds and maybe a few more. locate.py asks the same question of a whole chunk natively; shapes are
-what the pipeline uses where the native parts are missing and while a record is open.
+A native locator (locate.py) looks for each marker by its anchor (a part of it, see `anchor`), which
+finds every line the marker finds and maybe a few more, for a whole chunk at once; the pipeline then
+judges each line it found by its shape, against the markers themselves. Shapes alone are what the
+pipeline uses where the native parts are missing and while a record is open.
 """
 
 from __future__ import annotations
