@@ -3,9 +3,11 @@
 
     python benchmarks/bench_scan.py                      # 10 MB, 100 MB and 1 GB logs in /tmp
     python benchmarks/bench_scan.py --sizes 10M --pairs 5
+    python benchmarks/bench_scan.py --sizes 300M --shapes traffic,startup,warnings
 
-For each size it generates (once, cached with a manifest) an SGLang-style log with 20 recorded crashes
-buried in it (benchmarks/gen_log.py), warms the page cache, then runs, pair by pair (A B A B ...):
+For each size and filler shape (traffic; a start-up restart loop; torch warnings) it generates (once,
+cached with a manifest) an SGLang-style log with 20 recorded crashes buried in it
+(benchmarks/gen_log.py), warms the page cache, then runs, pair by pair (A B A B ...):
     crashlens scan --format json FILE
     grep -c -F 'Traceback (most recent call last)' FILE
 and prints the median wall-time ratio (and the range over the pairs: a shared machine is noisy), how
@@ -55,10 +57,11 @@ def warm(path: str) -> None:
             pass
 
 
-def bench_size(label: str, size: int, pairs: int, tmp: str) -> dict[str, object]:
-    path = os.path.join(tmp, f"crashlens-bench-{label}.log")
+def bench_size(label: str, size: int, pairs: int, tmp: str, shape: str = "traffic") -> dict[str, object]:
+    name = label if shape == "traffic" else f"{shape}-{label}"
+    path = os.path.join(tmp, f"crashlens-bench-{name}.log")
     t0 = time.perf_counter()
-    crashes = gen_log.ensure(path, size)
+    crashes = gen_log.ensure(path, size, shape=shape)
     gen_s = time.perf_counter() - t0
     warm(path)
     cl = [*crashlens_cmd(), "scan", "--format", "json", path]
@@ -82,7 +85,7 @@ def bench_size(label: str, size: int, pairs: int, tmp: str) -> dict[str, object]
         grep_count = int(out)
     ratios = [a / b for a, b in zip(a_times, b_times)]
     return {
-        "size": label, "bytes": os.path.getsize(path), "pairs": pairs, "generated_s": round(gen_s, 1),
+        "size": label, "shape": shape, "bytes": os.path.getsize(path), "pairs": pairs, "generated_s": round(gen_s, 1),
         "crashlens_s": statistics.median(a_times), "grep_s": statistics.median(b_times),
         "ratio": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
         "found": found, "of": len(crashes),
@@ -112,19 +115,20 @@ def startup(runs: int) -> dict[str, tuple[float, float]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10M,100M,1G")
+    ap.add_argument("--shapes", default="traffic", help="filler shapes, of " + ",".join(sorted(gen_log.SHAPES)))
     ap.add_argument("--pairs", type=int, default=0, help="A/B pairs per size (default: 9, 5, 3 by size)")
     ap.add_argument("--startup-runs", type=int, default=21)
     ap.add_argument("--tmp", default=tempfile.gettempdir(), help="where the generated logs go")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     a = ap.parse_args()
     rows = []
-    for label in a.sizes.split(","):
+    for label, shape in [(x, y) for x in a.sizes.split(",") for y in a.shapes.split(",")]:
         size = gen_log.parse_size(label)
         pairs = a.pairs or (9 if size <= 20 << 20 else 5 if size <= 200 << 20 else 3)
-        rows.append(bench_size(label, size, pairs, a.tmp))
+        rows.append(bench_size(label, size, pairs, a.tmp, shape))
         r = rows[-1]
         if not a.json:
-            print(f"{r['size']:>5}  ratio {r['ratio']:6.2f}x ({r['ratio_min']:.2f}-{r['ratio_max']:.2f})  "
+            print(f"{r['size']:>5} {r['shape']:<8}  ratio {r['ratio']:6.2f}x ({r['ratio_min']:.2f}-{r['ratio_max']:.2f})  "
                   f"crashlens {r['crashlens_s']:7.2f}s  grep {r['grep_s']:6.3f}s  found {r['found']}/{r['of']}  "
                   f"peak RSS {r['peak_rss_mb']:5.1f} MB  ({r['pairs']} pairs)", flush=True)
             for p in r["problems"]:  # type: ignore[attr-defined]

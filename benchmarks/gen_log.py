@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Generate a large SGLang-style server log with real recorded crashes buried at known lines.
 
-    python benchmarks/gen_log.py /tmp/sglang-1g.log --size 1G
+    python benchmarks/gen_log.py /tmp/sglang-1g.log --size 1G [--shape traffic|startup|warnings]
 
-The log is 8 tensor-parallel ranks of realistic traffic (prefill/decode batch stats, HTTP access
-lines, tqdm progress bars redrawn with carriage returns) after an SGLang start-up block. Twenty crashes
+The log is an SGLang start-up block, then 8 tensor-parallel ranks of one of three filler shapes:
+- traffic: prefill/decode batch stats, HTTP access lines, tqdm progress bars redrawn with carriage returns;
+- startup: a restart loop, the same start-up lines (naming torch, FlashInfer, SGLang) round after round;
+- warnings: torch's Python warnings (UserWarning, FutureWarning and their source lines), bare or with a
+  vLLM worker's tag, over and over.
+Twenty crashes
 are buried in it, taken verbatim from the recorded samples (samples/raw/*.log; the framed server logs
 samples/*.log carry their own start-up facts, so they are not mixed in), one sample per distinct
 diagnosis:
@@ -132,6 +136,118 @@ def traffic(rng: random.Random) -> Iterator[str]:
                    f"[{ts} TP{r}] KV cache pool leak check passed, available tokens: {rng.randrange(10**5, 10**6)}")
 
 
+# A server in a restart loop (a supervisor restarting it after each crash, or a bad flag that kills it
+# during start-up): SGLang's start-up lines, in the order SGLang 0.5 prints them, again and again.
+# Lines that name torch, FlashInfer and SGLang without stating a version (which the header does not
+# state either, so the buried crashes keep their diagnosis alone); the server_args line repeats the
+# header's. Hand-written framing of SGLang's real start-up messages (see samples/sglang-healthy.log and
+# ../shared/research/serving-stacks.md 1.3).
+STARTUP_RANKED = [
+    "Attention backend not explicitly specified. Use flashinfer backend by default.",
+    "Init torch distributed begin.",
+    "sglang is using nccl==2.27.3",
+    "Init torch distributed ends. mem usage=0.{r}9 GB",
+    "Load weight begin. avail mem=78.{r}1 GB",
+    "Using model weights format ['*.safetensors']",
+    "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=61.{r}4 GB, mem usage=16.97 GB.",
+    "KV Cache is allocated. #tokens: 612864, K size: 37.41 GB, V size: 37.41 GB",
+    "Memory pool end. avail mem=11.27 GB",
+    "Capture cuda graph begin. This can take up to several minutes. avail mem=11.02 GB",
+    "Capture cuda graph bs [1, 2, 4, 8, 12, 16, 24, 32]",
+    "Capture cuda graph end. Time elapsed: 6.1{r} s. mem usage=0.62 GB. avail mem=10.40 GB.",
+    "max_total_num_tokens=612864, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+    "max_running_requests=4096, context_len=131072, available_gpu_mem=10.40 GB",
+]
+# The header's server_args with more of SGLang 0.5's arguments, none of which sets a fact (they name
+# piecewise CUDA graphs as the flags that do).
+ROUND_ARGS = HEADER[0].replace("disable_cuda_graph=False, ", (
+    "disable_cuda_graph=False, piecewise_cuda_graph_max_tokens=8192, piecewise_cuda_graph_tokens=None, "
+    "piecewise_cuda_graph_compiler='eager', enforce_piecewise_cuda_graph=False, "))
+STARTUP_MAIN = [
+    "Using default HuggingFace chat template with detected content format: string",
+    "INFO:     Started server process [{pid}]",
+    "INFO:     Waiting for application startup.",
+    "INFO:     Application startup complete.",
+    "INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
+    'INFO:     127.0.0.1:{port} - "GET /get_model_info HTTP/1.1" 200 OK',
+    "The server is fired up and ready to roll!",
+    "Received sigquit from a child process. It usually means the child failed.",
+]
+
+
+def startup(rng: random.Random) -> Iterator[str]:
+    """An endless restart loop: each round the server_args line, the start-up lines of every rank
+    (interleaved, as the ranks print them together), a progress bar, the server coming up and dying."""
+    sec = 8 * 3600 + 120
+    while True:
+        sec += rng.randrange(20, 90)
+        ts = _ts(sec)
+        pid = rng.randrange(1000, 99999)
+        yield ROUND_ARGS.replace("[2025-06-01 08:00:00]", f"[{ts}]")
+        yield f"[{ts}] {STARTUP_MAIN[0]}"
+        for msg in STARTUP_RANKED:
+            ranks = list(range(RANKS))
+            rng.shuffle(ranks)
+            for r in ranks:
+                yield f"[{_ts(sec + rng.randrange(3))} TP{r}] {msg.format(r=r)}"
+        yield from progress(rng, 1)
+        for msg in STARTUP_MAIN[1:]:
+            yield f"[{_ts(sec + 5)}] {msg.format(pid=pid, port=rng.randrange(40000, 60000))}"
+
+
+# Python warnings as torch prints them (warnings.showwarning: `path:line: Category: message`, then the
+# source line), over and over: once per compiled call site, per rank, per recompile. The texts are
+# torch's own (torch/_dynamo/variables/functions.py, torch/_inductor, torch.cuda.amp); the paths and
+# the rank tags are hand-written framing.
+_SITE = "/usr/local/lib/python3.12/dist-packages"
+WARNINGS = [
+    [f"{_SITE}/torch/_dynamo/variables/functions.py:1692: UserWarning: Dynamo detected a call to a "
+     "`functools.lru_cache`-wrapped function. Dynamo ignores the cache wrapper and directly traces the wrapped "
+     "function. Silent incorrectness is only a *potential* risk, not something we have observed. Enable "
+     "TORCH_LOGS=+dynamo for a DEBUG stack trace.",
+     "  torch._dynamo.utils.warn_once(msg)"],
+    [f"{_SITE}/torch/_dynamo/variables/functions.py:2431: UserWarning: Dynamo does not know how to trace the "
+     "builtin `time.time.` This function is either a Python builtin (e.g. _warnings.warn) or a third-party C/C++ "
+     "Python extension (perhaps created with pybind).",
+     "If it is a Python builtin, please file an issue on GitHub so the PyTorch team can add support for it and "
+     "see the next case for a workaround.",
+     "If it is a third-party C/C++ Python extension, please either wrap it into a PyTorch-understood custom "
+     "operator (see https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html for more details) or, if "
+     "it is traceable, use `torch.compiler.allow_in_graph`.",
+     '  torch._dynamo.utils.warn_once(explanation + "\\n" + "\\n".join(hints))'],
+    [f"{_SITE}/torch/_inductor/compile_fx.py:236: UserWarning: TensorFloat32 tensor cores for float32 matrix "
+     "multiplication available but not enabled. Consider setting `torch.set_float32_matmul_precision('high')` "
+     "for better performance.",
+     "  warnings.warn("],
+    [f"{_SITE}/sglang/srt/layers/quantization/fp8_utils.py:88: FutureWarning: `torch.cuda.amp.autocast(args...)` "
+     "is deprecated. Please use `torch.amp.autocast('cuda', args...)` instead.",
+     "  with torch.cuda.amp.autocast(enabled=False):"],
+    [f"{_SITE}/flashinfer/jit/core.py:107: UserWarning: Prebuilt kernels not found, using JIT backend",
+     "  warnings.warn("],
+    # names an `Error` and a dotted `torch._C._cuda...` in passing (markers of crashes), starts nothing
+    [f"{_SITE}/torch/cuda/__init__.py:129: UserWarning: CUDA initialization: Unexpected error from "
+     "cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have "
+     "already set the error? Error 804: forward compatibility was attempted on non supported HW (Triggered "
+     "internally at ../c10/cuda/CUDAFunctions.cpp:108.)",
+     "  return torch._C._cuda_getDeviceCount() > 0"],
+]
+
+
+def warnings(rng: random.Random) -> Iterator[str]:
+    """Endless torch warnings, some printed bare (SGLang's stderr), some with a vLLM worker's tag."""
+    while True:
+        w = WARNINGS[rng.randrange(len(WARNINGS))]
+        x = rng.random()
+        if x < 0.6:
+            yield from w
+        else:
+            tag = vllm_tag(rng.randrange(RANKS))
+            yield from (tag + ln for ln in w)
+
+
+SHAPES = {"traffic": traffic, "startup": startup, "warnings": warnings}
+
+
 def progress(rng: random.Random, n: int) -> Iterator[str]:
     """tqdm bars as a file receives them: each redraw after a carriage return, one line per bar."""
     for _ in range(n):
@@ -201,8 +317,9 @@ def plan(seed: int = 0) -> list[tuple[Crash, Crash | None]]:
     return out
 
 
-def generate(path: str | os.PathLike[str], size: int, seed: int = 0) -> list[Crash]:
-    """Write about `size` bytes of log to `path`; return the crashes with their lines set."""
+def generate(path: str | os.PathLike[str], size: int, seed: int = 0, shape: str = "traffic") -> list[Crash]:
+    """Write about `size` bytes of log to `path`, its filler lines of one of SHAPES; return the crashes
+    with their lines set."""
     rng = random.Random(seed)
     placed = plan(seed)
     # Crash k goes after roughly (k+1)/(n+1) of the traffic bytes.
@@ -210,7 +327,7 @@ def generate(path: str | os.PathLike[str], size: int, seed: int = 0) -> list[Cra
     crashes: list[Crash] = []
     lineno = 0
     written = 0
-    gen = traffic(rng)
+    gen = SHAPES[shape](rng)
     k = 0
     sec = 8 * 3600
     with open(path, "wb") as fh:
@@ -258,22 +375,22 @@ def parse_size(s: str) -> int:
     return int(s)
 
 
-def write_manifest(path: str, size: int, seed: int, crashes: list[Crash]) -> None:
-    doc = {"size": size, "seed": seed, "samples": [str(p.relative_to(ROOT)) for p in sample_paths()],
+def write_manifest(path: str, size: int, seed: int, crashes: list[Crash], shape: str = "traffic") -> None:
+    doc = {"size": size, "seed": seed, "shape": shape, "samples": [str(p.relative_to(ROOT)) for p in sample_paths()],
            "crashes": [asdict(c) for c in crashes]}
     Path(str(path) + ".json").write_text(json.dumps(doc))
 
 
-def ensure(path: str, size: int, seed: int = 0) -> list[Crash]:
-    """Generate unless a log with the same size, seed and samples is already there."""
+def ensure(path: str, size: int, seed: int = 0, shape: str = "traffic") -> list[Crash]:
+    """Generate unless a log with the same size, seed, shape and samples is already there."""
     man = Path(str(path) + ".json")
     if man.exists() and os.path.exists(path):
         doc = json.loads(man.read_text())
-        if doc["size"] == size and doc["seed"] == seed and doc["samples"] == [
+        if doc["size"] == size and doc["seed"] == seed and doc.get("shape", "traffic") == shape and doc["samples"] == [
                 str(p.relative_to(ROOT)) for p in sample_paths()]:
             return [Crash(**c) for c in doc["crashes"]]
-    crashes = generate(path, size, seed)
-    write_manifest(path, size, seed, crashes)
+    crashes = generate(path, size, seed, shape)
+    write_manifest(path, size, seed, crashes, shape)
     return crashes
 
 
@@ -282,8 +399,10 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--size", default="10M", help="approximate size, e.g. 10M, 100M, 1G")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="traffic",
+                    help="the filler: decode/prefill/HTTP traffic, a start-up restart loop, or torch warnings")
     a = ap.parse_args()
-    crashes = ensure(a.out, parse_size(a.size), a.seed)
+    crashes = ensure(a.out, parse_size(a.size), a.seed, a.shape)
     for c in crashes:
         print(f"{c.start_line:>10}  {c.style:<9} rank {c.rank}  {c.sample}")
     return 0

@@ -6,6 +6,7 @@ Timing lives in benchmarks/bench_scan.py; this is only its correctness part.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import io
 import random
 import sys
@@ -168,13 +169,19 @@ def test_chunks_hold_the_same_lines_as_iter_lines(parts, size) -> None:
     assert got == want
 
 
-@pytest.fixture(scope="module")
-def big_log(tmp_path_factory):
+# benchmarks/gen_log.py's filler shapes and the size of the log each is tested on here: traffic (the
+# benchmark's first shape), a start-up restart loop and torch warnings (lines that name torch,
+# FlashInfer and SGLang, round after round).
+SHAPES = {"traffic": 10 << 20, "startup": 3 << 20, "warnings": 3 << 20}
+
+
+@pytest.fixture(scope="module", params=sorted(SHAPES))
+def big_log(request, tmp_path_factory):
     g = _gen_log()
     if len(g.sample_paths()) < 2:
         pytest.skip("fewer than two recorded samples in samples/raw")
-    path = tmp_path_factory.mktemp("scale") / "sglang-10m.log"
-    crashes = g.generate(path, 10 << 20)
+    path = tmp_path_factory.mktemp("scale") / f"sglang-{request.param}.log"
+    crashes = g.generate(path, SHAPES[request.param], shape=request.param)
     return g, path, crashes
 
 
@@ -268,7 +275,10 @@ def test_marker_anchors_find_every_line_a_marker_finds() -> None:
     pf = Prefilter(cat)
     from crashlens.traceback import RECORD_START_MARKERS
 
-    for m in (*RECORD_START_MARKERS, *(r.trigger.encode() for r in cat.facts)):
+    from crashlens.literals import covering_literals
+
+    facts = [c.encode() for r in cat.facts for c in (covering_literals(r.pattern.source) or (r.trigger,))]
+    for m in (*RECORD_START_MARKERS, *facts):
         assert any(a in m for a in pf.markers), m
         assert anchor(m) in m
 
@@ -309,3 +319,51 @@ def test_a_file_of_one_huge_line_is_read_about_once(tmp_path, monkeypatch) -> No
     assert reads[0] < 2_000, reads[0]
     _, want = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
     assert n == data.count(b"\n") and render(combine([("log", n, diags)])) == render(combine([("log", n, want)]))
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "shapes"])
+@pytest.mark.parametrize("shape", ["startup", "warnings"])
+def test_repeated_start_up_and_warning_lines_do_not_reach_the_per_line_pipeline(shape, native, monkeypatch) -> None:
+    """A restart loop prints the same start-up lines (naming torch, FlashInfer, SGLang) round after
+    round, and torch repeats its warnings: ten times as many of them must not feed the per-line
+    pipeline a single line more (a fact once known needs no second look; a line that names torch
+    but states no version gives none), and the crash after them is found as the per-line path finds it."""
+    if native and not NATIVE:
+        pytest.skip("crashlens._lines is not built here")
+    g = _gen_log()
+    crash = g.sample_lines(g.sample_paths()[0])
+    cat = get_catalog([])
+    fed: list[int] = []
+    real_feed = SourceSession.feed
+
+    def counting_feed(self, text):
+        fed[-1] += 1
+        return real_feed(self, text)
+
+    docs = []
+    for lines in (2_000, 20_000):
+        filler = itertools.islice(g.SHAPES[shape](random.Random(3)), lines)
+        data = ("\n".join([*g.HEADER, *filler, *crash]) + "\n").encode()
+        fed.append(0)
+        with monkeypatch.context() as mp:
+            mp.setattr(SourceSession, "feed", counting_feed)
+            n, diags = scan_chunks("log", iter_line_chunks(io.BytesIO(data), 64 << 10), cat, native=native)
+        docs.append(render(combine([("log", n, diags)])))
+        _, want = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
+        assert docs[-1] == render(combine([("log", n, want)]))
+    assert fed[0] == fed[1], fed
+    assert fed[1] < 2 * len(crash) + 200, fed  # the crash, and the first start-up lines before the facts are known
+
+
+def test_whether_a_line_starts_a_record_does_not_depend_on_its_digits() -> None:
+    """The prefilter judges a line by its shape (digits zeroed): a line whose markers are only record
+    markers matters only if it starts a record, so that must not depend on which digits it holds."""
+    from crashlens.prefilter import starts_record
+
+    seen = 0
+    for path in _logs():
+        for i, text in enumerate(iter_lines(io.BytesIO(path.read_bytes())), 1):
+            a = starts_record(frame_line("log", i, text))
+            assert starts_record(frame_line("log", i, zero_digits(text))) == a, text
+            seen += a
+    assert seen > 100

@@ -267,3 +267,39 @@ def test_required_literals_are_conservative(pattern, needs):
     from crashlens.literals import required_literals
 
     assert required_literals(pattern) == needs
+
+
+def test_a_fact_line_is_passed_over_only_where_no_pattern_can_match():
+    """The fast path looks only for lines holding a fact pattern's covering literals: every match of
+    every shipped pattern (facts and all others, as a wider check of the analysis) on real text holds one."""
+    from crashlens.literals import covering_literals
+
+    cat = get_catalog([])
+    texts = _texts_with_crashes()
+    facts = [r.pattern for r in cat.facts]
+    checked = analysed = 0
+    for pat in [*facts, *cat.patterns()]:
+        cover = covering_literals(pat.source)
+        if not cover:
+            continue
+        analysed += 1
+        for text in texts:
+            for m in pat.rx.finditer(text):
+                assert any(s in m.group(0) for s in cover), (pat.source, cover, m.group(0))
+                checked += 1
+    assert checked > 500 and analysed > 0.9 * len(cat.patterns())
+    assert all(covering_literals(p.source) for p in facts)
+
+
+@pytest.mark.parametrize(("pattern", "cover"), [
+    (r"\btorch(?:==|\s+version:?\s*|: | )v?(?P<v>2\.\d+\.\d+)",  # `Init torch distributed` holds none
+     ("version", "torch 2.", "version:", "torch v2.", "torch: 2.", "torch==2.", "torch: v2.", "torch==v2.")),
+    (r"foo(bar)?baz", ("foobaz", "foobarbaz")), (r"x[ab]yz", ("xayz", "xbyz")), (r"abc(?:d|e+f)gh", ("abce", "abcdgh")),
+    (r"abcdefghijklmnopq(?:=True|=False)", ("abcdefghijklmnopq=",)),  # a long shared head stands for them all
+    (r"a|bcd", None), (r"(?i)hello", None), (r"ab", None), (r"h\u00e9llo", None), (r"\w+\s+\d+", None),
+    (r"(?=lookahead)xyz", ("xyz",)), (r"ab{2}cde", ("abbcde",)), (r"(?:ab|cd)\.(?:ef|gh)", ("ab.ef", "ab.gh", "cd.ef", "cd.gh")),
+])
+def test_covering_literals(pattern, cover):
+    from crashlens.literals import covering_literals
+
+    assert covering_literals(pattern) == cover

@@ -713,6 +713,24 @@ def required_literals_of(source: str) -> tuple[str, ...]:
     return found
 
 
+def covering_literals_of(source: str) -> tuple[str, ...]:
+    """literals.covering_literals(source), or () for none, cached across runs (in the same table)."""
+    table = _PARSED.get(_literals_key())
+    if not isinstance(table, dict):
+        table = _PARSED[_literals_key()] = {}
+    key = "\x00cover " + source
+    got = table.get(key)
+    if isinstance(got, list) and all(isinstance(x, str) for x in got):
+        return tuple(got)
+    from .literals import covering_literals
+
+    found = covering_literals(source) or ()
+    if len(table) < _MAX_LITERALS:
+        table[key] = list(found)
+        _changed()
+    return found
+
+
 def _stale(key: str) -> bool:
     """An entry of a file edited, moved or removed since it was parsed (or of an older literals.py)."""
     if key.startswith(_LITERALS):

@@ -34,8 +34,9 @@ SLACK = 1 << 17  # room in a pooled buffer for the lines that straddle its range
 
 
 class Locator:
-    def __init__(self, locate: Any) -> None:
-        self._locate = locate
+    def __init__(self, make: Any, markers: Iterable[bytes]) -> None:
+        self._make = make  # markers -> the function that locates a chunk
+        self._locate = make(list(markers))
 
     @classmethod
     def create(cls, markers: Iterable[bytes], fused: bool | None = None) -> Locator | None:
@@ -48,7 +49,6 @@ class Locator:
             from . import _lines  # type: ignore[attr-defined]
         except ImportError:
             return None
-        markers = list(markers)
         if fused is None:
             fused = bool(_lines.HAVE_AVX2)
             if not fused:
@@ -57,20 +57,30 @@ class Locator:
                 except ImportError:
                     fused = True
         if fused:  # (Finder's portable loop is slower than ahocorasick_rs, and faster than Python)
-            return cls(_lines.Finder(markers).locate)
+            return cls(lambda ms: _lines.Finder(ms).locate, markers)
         try:
             import ahocorasick_rs
         except ImportError:
             return None
-        search = ahocorasick_rs.BytesAhoCorasick(markers, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
         lines = _lines.lines_of_interest
 
-        def two_passes(chunk: bytes | bytearray) -> Located:
-            # Leftmost non-overlapping matches give at least one match in every line holding a marker
-            # (no marker spans a newline).
-            return lines(chunk, [m[1] for m in search.find_matches_as_indexes(chunk)])  # type: ignore[no-any-return]
+        def make(ms: list[bytes]) -> Any:
+            search = ahocorasick_rs.BytesAhoCorasick(ms, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
 
-        return cls(two_passes)
+            def two_passes(chunk: bytes | bytearray) -> Located:
+                # Leftmost non-overlapping matches give at least one match in every line holding a
+                # marker (no marker spans a newline).
+                return lines(chunk, [m[1] for m in search.find_matches_as_indexes(chunk)])  # type: ignore[no-any-return]
+
+            return two_passes
+
+        return cls(make, markers)
+
+    def retarget(self, markers: Iterable[bytes]) -> None:
+        """Look for these markers in the chunks located from now on (those located already, at most
+        AHEAD + 1 ahead of the caller, keep what they found with the old ones): the pipeline narrows
+        them as start-up facts become known (Prefilter.retire)."""
+        self._locate = self._make(list(markers))
 
     def __call__(self, chunk: bytes | bytearray) -> Located:
         """Lines that may matter in a chunk of whole lines."""

@@ -191,7 +191,7 @@ def scan_chunks(
     pf = Prefilter(cat)
     locator = Locator.create(pf.markers) if native else None
     pairs = locator.ahead(chunks) if locator is not None else ((c, None) for c in chunks)
-    return scan_located(name, pairs, cat, next_blockers, replay, pf)
+    return scan_located(name, pairs, cat, next_blockers, replay, pf, locator)
 
 
 def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
@@ -215,7 +215,7 @@ def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
         pf = Prefilter(cat)
         locator = Locator.create(pf.markers)
         if locator is not None:
-            return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf)
+            return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf, locator)
     return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay)
 
 
@@ -226,6 +226,7 @@ def scan_located(
     next_blockers: NextBlockers | None = None,
     replay: Callable[[], Iterable[bytes]] | None = None,
     pf: Prefilter | None = None,
+    locator: Locator | None = None,
 ) -> tuple[int, list[Diagnosis]]:
     """scan_lines for a source read as chunks of whole lines (read.iter_line_chunks), each with its
     lines of interest where they were located natively (locate.py), with the same result, framing
@@ -237,7 +238,9 @@ def scan_located(
     carries a rank or a prefix, since RecordExtractor routes unprefixed lines by it.
     `replay` gives the chunks again from the start; with it, records still open at the end are
     finished in the order scan_lines would finish them (the order their ranks first appear).
-    `pf`: the Prefilter whose markers located the chunks (one is made if none is given).
+    `pf`: the Prefilter whose markers located the chunks (one is made if none is given); `locator`:
+    the native locator that is locating them, if any. From one chunk to the next, the markers of
+    start-up facts already known are retired (Prefilter.retire) and the locator is given the rest.
     """
     s = SourceSession(name, cat, next_blockers)
     if pf is None:
@@ -285,9 +288,12 @@ def scan_located(
         n, indices, starts = located
         for x in range(bisect_left(indices, i), len(indices)):
             h, start = indices[x], starts[x]
-            hint_between(chunk, lo, start, i, h)
             end = chunk.index(b"\n", start)
-            feed(base + h + 1, bytes(chunk[start:end]))
+            line = bytes(chunk[start:end])
+            if not pf.info(shape(line))[0]:
+                continue  # located with markers retired since (narrow): skipped like any other line
+            hint_between(chunk, lo, start, i, h)
+            feed(base + h + 1, line)
             i, lo = h + 1, end + 1
             if extractor.active_streams():
                 return i, lo
@@ -350,7 +356,20 @@ def scan_located(
                     i = n
         base += n
 
+    known_then = 0  # facts known when the markers were last narrowed
+
+    def narrow() -> None:
+        nonlocal known_then
+        assert s.facts is not None
+        facts = s.facts.facts  # (works through the lines noted since the last time)
+        if facts.known() != known_then:
+            known_then = facts.known()
+            if pf.retire(facts.values) and locator is not None:
+                locator.retarget(pf.markers)
+
     for index, (chunk, located) in enumerate(pairs):
+        if index:
+            narrow()
         if located is None:
             shape_chunk(index, chunk)
             continue

@@ -3,19 +3,31 @@
 A line is skipped only while every rank stream of the RecordExtractor is idle, and only if it cannot
 - start a record: every way RecordExtractor's idle state starts one needs a marker below in the line
   (RECORD_START_MARKERS, one row per branch of traceback._Stream._idle), or a dotted exception name
-  (`torch.fx.Foo: ...`, DOTTED_NAME);
-- give a start-up fact: FactCollector only looks at a line containing a catalog `trigger` string;
-- begin a round: a start-up banner (rounds.py) holds its catalog `trigger` string;
+  (`torch.fx.Foo: ...`, DOTTED_NAME); a line (shape) that holds one is then fed to a fresh
+  RecordExtractor once, to see whether it really starts one (`starts_record`);
+- give a start-up fact that is not known yet: a fact rule sets its facts only from a line its pattern
+  matches, and every match holds one of the pattern's covering literals (literals.covering_literals;
+  the rule's `trigger` where the pattern has none). Facts are first-value-wins, so once every fact a
+  rule sets is known the rule's lines can change nothing: `retire` drops its markers, and the scan
+  goes on looking for fewer (a restart loop prints the same start-up lines round after round);
+- begin a round: a start-up banner (rounds.py) holds its catalog `trigger` string; banners are kept
+  looked for every time (a restart loop prints one per round);
 - change which stream a later unprefixed line goes to: pipeline.scan_located feeds the last skipped
   line that carries a rank or a prefix before it feeds anything else.
 Framing only removes text from a line (prefixes, carriage-return redraws) unless the line holds
-control characters, so such lines are always kept. The markers hold no digits, which is why digits can
-be deleted before the test: the log's many boring lines then collapse to a few shapes, each tested
-once. tests/test_scale.py checks this list against every line of the recorded samples.
+control characters, so such lines are always kept. Shapes have their digits zeroed, and so have the
+markers they are tested against (a line holding `torch 2.` has a shape holding `torch 0.`): the log's
+many boring lines then collapse to a few shapes, each tested once. tests/test_scale.py checks the
+markers against every line of the recorded samples.
 
-Each marker is looked for by its anchor (a part of it, see `anchor`), which finds every line the marker
-finds and maybe a few more. locate.py asks the same question of a whole chunk natively; shapes are
-what the pipeline uses where the native parts are missing and while a record is open.
+Markers come in two classes: those that are always searched for (record starts, and `keep`: a marker
+of a line that must reach the pipeline every time it appears, such as the banner that starts a new
+round of a restart loop), and fact markers, which retire with their facts.
+
+A native locator (locate.py) looks for each marker by its anchor (a part of it, see `anchor`), which
+finds every line the marker finds and maybe a few more, for a whole chunk at once; the pipeline then
+judges each line it found by its shape, against the markers themselves. Shapes alone are what the
+pipeline uses where the native parts are missing and while a record is open.
 """
 
 from __future__ import annotations
@@ -23,11 +35,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from . import recache
-from .catalog import Catalog
+from .catalog import Catalog, covering_literals_of
 from .frame import frame_line
 from .read import decode_physical
 from .records import LogLine
-from .traceback import RECORD_START_MARKERS
+from .traceback import RECORD_START_MARKERS, RecordExtractor
 
 # _EXC_FREE's dotted alternative `(?:[a-z_]\w*\.)+_?[A-Z]\w*` needs a dot then `_?[A-Z]`.
 DOTTED_NAME = recache.compile(rb"\._?[A-Z]")
@@ -42,6 +54,7 @@ _SHAPE = bytes(0 if b in _CONTROLS else 0x30 if b in _DIGITS else b for b in ran
 CONTROL_MARK = b"\x00"  # what every control character is in a shape
 _ZERO_DIGITS = str.maketrans("0123456789", "0000000000")
 MAX_SHAPES = 1 << 16  # shapes remembered; a log of unique lines must not grow memory
+MAX_MARKERS = 64  # what _lines.c's Finder takes
 
 # Where RecordExtractor routes a line (traceback.RecordExtractor._route): its rank, "" for a prefixed
 # line without one, and for an unprefixed line (None) the stream whose record it continues.
@@ -86,26 +99,80 @@ def route_key(line: LogLine) -> RouteKey:
     return "" if line.prefixed else None
 
 
+def starts_record(line: LogLine) -> bool:
+    """Whether a framed line starts a record (or a skipped block) in a stream with no record open."""
+    ex = RecordExtractor()
+    return bool(ex.feed(line)) or bool(ex.active_streams())
+
+
 class Prefilter:
     """Shapes of lines: which may matter, and the (digit-zeroed) key each is routed by."""
 
-    def __init__(self, cat: Catalog) -> None:
-        facts = (r.trigger.encode("utf-8") for r in cat.facts)
+    def __init__(self, cat: Catalog, keep: Iterable[bytes] = ()) -> None:
+        self._keep = tuple(keep)
         # A start-up banner begins the next round after a crash (rounds.py), even where its facts are known.
-        banners = (b.trigger.encode("utf-8") for b in cat.banners)
-        self.markers = minimal_cover(anchor(m) for m in (*RECORD_START_MARKERS, *facts, *banners))
-        if any(c in _DIGITS for m in self.markers for c in m):
-            raise ValueError("a prefilter marker holds a digit; shapes would hide it")
+        banners = tuple(b.trigger.encode("utf-8") for b in cat.banners)
+        self._always = (*RECORD_START_MARKERS, *self._keep, *banners)
+        # (the facts a rule sets, the markers of the lines it can set them from), one per fact rule
+        self._facts: list[tuple[frozenset[str], tuple[bytes, ...]]] = []
+        self._triggers: list[tuple[frozenset[str], tuple[bytes, ...]]] = []
+        for r in cat.facts:
+            keys = frozenset(k for k, _ in r.sets)
+            cover = covering_literals_of(r.pattern.source)
+            trigger = (r.trigger.encode("utf-8"),)
+            self._facts.append((keys, tuple(c.encode("ascii") for c in cover) or trigger))
+            self._triggers.append((keys, trigger))
         self._info: dict[bytes, tuple[bool, RouteKey]] = {}
         self._matter: set[bytes] = set()
+        self._known: frozenset[str] = frozenset()
+        self._aim()
 
-    def may_matter(self, shape: bytes) -> bool:
+    def _aim(self) -> None:
+        for rules in (self._facts, self._triggers):
+            live = (m for keys, found in rules if not keys <= self._known for m in found)
+            whole = minimal_cover((*self._always, *live))
+            # What a native locator looks for: the anchors, which find every line the markers find
+            # and a few more; a line's shape is then judged by the markers themselves.
+            self.markers = minimal_cover(anchor(m) for m in whole)
+            if len(self.markers) <= MAX_MARKERS:
+                break  # else fewer, broader markers: each rule's trigger instead of its cover
+        self._shape_markers = minimal_cover(m.translate(_SHAPE) for m in whole)
+        # Of those, the ones that matter only if the line starts a record (see may_matter)
+        self._record_markers = {m.translate(_SHAPE) for m in RECORD_START_MARKERS} - {
+            m.translate(_SHAPE) for m in (*self._keep, *(m for keys, found in self._facts
+                                                         if not keys <= self._known for m in found))}
+        self._info.clear()
+        self._matter.clear()
+
+    def retire(self, known: Iterable[str]) -> bool:
+        """Stop looking for the lines of fact rules whose every fact is known (first value wins, so
+        they can change nothing). True if the markers changed: a native locator should be given the
+        new ones (Locator.retarget)."""
+        known = frozenset(known)
+        if known == self._known:
+            return False
+        before = self.markers
+        self._known = known
+        self._aim()
+        return self.markers != before
+
+    def may_matter(self, shape: bytes, line: LogLine | None = None) -> bool:
+        """Whether a line of this shape may change the result. A line whose only markers are record
+        markers (or a dotted name) matters only if it starts a record: a warning that names an
+        `Error` or a `torch.Tensor` in passing, printed a million times, is looked at once. (Whether
+        a line starts a record does not depend on its digits: tests/test_scale.py checks it on every
+        recorded line.)"""
         if CONTROL_MARK in shape:
             return True
-        for m in self.markers:
+        hit = False
+        for m in self._shape_markers:
             if m in shape:
-                return True
-        return DOTTED_NAME.search(shape) is not None
+                if m not in self._record_markers:
+                    return True  # a fact still unknown, or a line to keep every time
+                hit = True
+        if not hit and DOTTED_NAME.search(shape) is None:
+            return False
+        return starts_record(line if line is not None else frame_line("", 0, decode_physical(shape)))
 
     def info(self, shape: bytes) -> tuple[bool, RouteKey]:
         """(may matter, route key with digits zeroed) of one shape; the key is meaningless for a shape
@@ -113,7 +180,7 @@ class Prefilter:
         got = self._info.get(shape)
         if got is None:
             line = frame_line("", 0, decode_physical(shape))
-            got = self._info[shape] = (self.may_matter(shape), route_key(line))
+            got = self._info[shape] = (self.may_matter(shape, line), route_key(line))
             if got[0]:
                 self._matter.add(shape)
         return got
