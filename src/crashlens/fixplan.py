@@ -534,6 +534,18 @@ def _callee_frame(s: Situation) -> tuple[Frame, Frame] | None:
         return s.caller, s.entry
     if len(s.chain) >= 2:
         return s.chain[0], s.chain[1]
+    if len(s.chain) == 1 and s.diagnosis.callee:
+        # dynamo stopped at the call itself (a disabled or skipped function): the callee is not in the
+        # chain, but when it is defined in the same file its def is the frame to wrap
+        name = s.diagnosis.callee.rsplit(".", 1)[-1]
+        site = s.chain[0]
+        try:
+            text = _read(site.file)
+        except OSError:
+            return None
+        where = _find_def(text.splitlines(), name)
+        if where is not None and name != site.function:
+            return site, Frame(site.file, where, name, None)
     return None
 
 
@@ -720,16 +732,13 @@ def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
     after = None
     qual = f"{ns}::{name}"
     define_line = None
+    src_lines = site_text.splitlines()
     for node in tree.body:
-        seg = ast.get_source_segment(site_text, node) or ""
-        if qual in seg:
-            define_line = node.end_lineno
-    if define_line is not None:
-        after = define_line
-        for node in tree.body:  # its real kernels (impl registrations) too
-            seg = ast.get_source_segment(site_text, node) or ""
-            if qual in seg and (node.end_lineno or 0) > after:
-                after = node.end_lineno
+        first = min([node.lineno, *(dec.lineno for dec in getattr(node, "decorator_list", []))])
+        seg = "\n".join(src_lines[first - 1 : node.end_lineno or node.lineno])
+        if qual in seg:  # where the op is defined, and its real kernels (impl registrations)
+            define_line = max(define_line or 0, node.end_lineno or node.lineno)
+    after = define_line
     shim = f"_crashlens_fake_{_ident(ns)}_{_ident(name)}"
     shim_path = os.path.join(os.path.dirname(site.path), shim + ".py")
     text = fill(_need("register-fake", s.torch), opname=qual, ns=ns, name=name,
@@ -771,7 +780,8 @@ def _decorate(s: Situation, loc: Locator, kind: str, title: str) -> Plan | None:
         call = _call_on_line(stree, stmt, site.line, callee_f.function) if stmt is not None else None
         if call is None:
             raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}`")
-        if not all(_constant_arg(x) for x in [*call.args, *(k.value for k in call.keywords)]):
+        kinds = _param_kinds(fn, call)
+        if not all(_constant_arg(x) or kinds.get(i) == "const" for i, x in _call_items(call)):
             raise PlanError(f"the call passes a value that may be a tensor: `{ast.unparse(call)}`")
     text = _read(callee.path)
     lines = _lines(text)
@@ -791,6 +801,25 @@ def _decorate(s: Situation, loc: Locator, kind: str, title: str) -> Plan | None:
     notes = (f"{where}: {deco.split('#')[0].strip()} on `{fn.name}`",) + ((callee.moved,) if callee.moved else ())
     return Plan(kind, title.format(fn=fn.name, where=where), notes, (FileEdit(callee.path, text, new_text),),
                 f"{kind}:{callee.path}:{fn.name}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _call_items(call: ast.Call) -> list[tuple[int | str, ast.expr]]:
+    return [*enumerate(call.args), *((str(k.arg), k.value) for k in call.keywords)]
+
+
+def _param_kinds(fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[int | str, str]:
+    """For each argument of the call: "const" when the callee's annotation says it is not a tensor."""
+    a = fn.args
+    params = [*a.posonlyargs, *a.args]
+    out: dict[int | str, str] = {}
+    by_name = {p.arg: p for p in [*params, *a.kwonlyargs]}
+    for key, _ in _call_items(call):
+        p = params[key] if isinstance(key, int) and key < len(params) else by_name.get(str(key))
+        if p is not None and p.annotation is not None:
+            text = ast.unparse(p.annotation).replace(" ", "")
+            if text in ("int", "float", "bool", "str", "bytes", "Optional[int]", "Optional[str]", "tuple[int,...]"):
+                out[key] = "const"
+    return out
 
 
 def _constant_arg(node: ast.expr) -> bool:

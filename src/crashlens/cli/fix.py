@@ -69,6 +69,14 @@ def fix(log: str | None, do_apply: bool, revert: bool, roots: tuple[str, ...], s
         _emit(fmt, {"status": "nothing-to-fix"}, "crashlens fix: no fatal crash in the log: nothing to fix")
         return 0
     d = fatal[0]
+    if do_apply:
+        from ..patching import Store
+
+        done = [a for a in Store().load()["applied"] if a.get("diagnosis") == d.id]
+        if done:
+            _emit(fmt, {"status": "already-applied", "kind": done[-1]["kind"], "title": done[-1]["title"]},
+                  f"crashlens fix: already applied: {done[-1]['title']}")
+            return 0
     loc = Locator(list(roots), _search_path(site_packages))
     if torch_version is None and not dict(d.context.versions).get("torch"):
         torch_version = _local_torch(loc.search_path)
