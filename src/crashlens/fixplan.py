@@ -528,31 +528,57 @@ def _replace_span(text: str, node: ast.expr, new: str) -> str:
     return "".join(lines)
 
 
-def _callee_frame(s: Situation) -> tuple[Frame, Frame] | None:
-    """(call site, callee): the user frame that calls into the failing code, and the frame it calls."""
-    if s.caller is not None and s.entry is not None:
-        return s.caller, s.entry
-    if len(s.chain) >= 2:
-        return s.chain[0], s.chain[1]
-    if len(s.chain) == 1 and s.diagnosis.callee:
-        # dynamo stopped at the call itself (a disabled or skipped function): the callee is not in the
-        # chain, but when it is defined in the same file its def is the frame to wrap
+def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
+    """(call site, callee) pairs to try, outermost first: each changeable frame of the chain and the next
+    one it calls, down to the culprit. The outermost that can be made opaque removes the most blockers at
+    once (the whole chain below it); wrapping deeper would leave the next blocker for the next round."""
+    pairs: list[tuple[Frame, Frame]] = []
+    chain = list(s.chain)
+    stop = len(chain)
+    if s.culprit is not None:
+        for i, f in enumerate(chain):
+            if f.file == s.culprit.file and f.line == s.culprit.line:
+                stop = i + 1
+                break
+    for i in range(min(stop, len(chain)) - 1):
+        pairs.append((chain[i], chain[i + 1]))
+    if s.caller is not None and s.entry is not None and (s.caller, s.entry) not in pairs:
+        pairs.append((s.caller, s.entry))
+    if len(chain) >= 1 and s.diagnosis.callee:
+        # dynamo stopped at a call (a disabled or skipped function): the callee is not in the chain,
+        # but when it is defined in the same file, its def is the frame to wrap
         name = s.diagnosis.callee.rsplit(".", 1)[-1]
-        site = s.chain[0]
+        site = s.culprit if s.culprit is not None else chain[-1]
         try:
             text = _read(site.file)
         except OSError:
-            return None
+            return pairs
         where = _find_def(text.splitlines(), name)
         if where is not None and name != site.function:
-            return site, Frame(site.file, where, name, None)
+            pairs.append((site, Frame(site.file, where, name, None)))
+    return pairs
+
+
+def _first_of_pairs(s: Situation, loc: Locator, make: Any) -> Plan | None:
+    errors: list[str] = []
+    for pair in _callee_frames(s):
+        try:
+            plan = make(s, loc, pair)
+        except PlanError as e:
+            errors.append(str(e))
+            continue
+        if plan is not None:
+            return plan
+    if errors:
+        raise PlanError(errors[0])
     return None
 
 
 def _plan_custom_op(s: Situation, loc: Locator) -> Plan | None:
-    pair = _callee_frame(s)
-    if pair is None:
-        return None
+    return _first_of_pairs(s, loc, _custom_op_for)
+
+
+def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Plan | None:
     site_f, callee_f = pair
     site = loc.locate(site_f)
     callee = loc.locate(callee_f)
@@ -757,9 +783,10 @@ def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
 
 
 def _decorate(s: Situation, loc: Locator, kind: str, title: str) -> Plan | None:
-    pair = _callee_frame(s)
-    if pair is None:
-        return None
+    return _first_of_pairs(s, loc, lambda s_, loc_, pair: _decorate_for(s_, loc_, kind, title, pair))
+
+
+def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple[Frame, Frame]) -> Plan | None:
     site_f, callee_f = pair
     callee = loc.locate(callee_f)
     tree = _parse(callee.path)
