@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The fix kinds, best first when several could be made for one crash.
-KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "guard", "disable")
+KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "where", "guard", "disable")
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
                    "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.")
@@ -282,8 +282,9 @@ def _dedup(chain: tuple[Frame, ...]) -> list[Frame]:
 
 def _order(d: Diagnosis) -> list[str]:
     """The fix kinds to try: the diagnosis's own ranking first, then the rest in KINDS order."""
-    by_fix = {"custom-op": ["register-fake", "custom-op"], "precompute": ["assume-constant", "move-import", "guard"],
-              "rewrite": ["guard"], "decorate": ["disable"]}
+    by_fix = {"custom-op": ["register-fake", "custom-op"],
+              "precompute": ["assume-constant", "move-import", "move-to-module", "guard"],
+              "rewrite": ["where", "move-to-module", "guard"], "decorate": ["disable"]}
     out: list[str] = []
     if d.signature == "missing-fake-impl":
         out.append("register-fake")
@@ -796,6 +797,8 @@ def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple
     if kind == "assume-constant":
         if _return_schema(fn) is not None:
             return None  # returns tensors: a constant would freeze their values
+        if not _returns_plain_values(fn):
+            return None  # an object dynamo cannot keep as a constant (a namespace, an instance)
         a = fn.args
         for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
             t = _schema_type(p.annotation, None) if p.annotation is not None else None
@@ -828,6 +831,24 @@ def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple
     notes = (f"{where}: {deco.split('#')[0].strip()} on `{fn.name}`",) + ((callee.moved,) if callee.moved else ())
     return Plan(kind, title.format(fn=fn.name, where=where), notes, (FileEdit(callee.path, text, new_text),),
                 f"{kind}:{callee.path}:{fn.name}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _returns_plain_values(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Results dynamo keeps as constants: numbers, strings, bools, containers of them (not instances)."""
+    if fn.returns is not None:
+        text = ast.unparse(fn.returns).replace(" ", "")
+        return bool(re.fullmatch(r"(?:int|float|bool|str|bytes|None|dict|list|tuple|Optional\[\w+\]"
+                                 r"|(?:dict|list|tuple|Dict|List|Tuple)\[.*\])", text))
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and _owner(fn, node) and node.value is not None:
+            v = node.value
+            if isinstance(v, ast.Lambda):
+                return False
+            if isinstance(v, ast.Call):
+                name = _terminal(v.func) or ""
+                if name[:1].isupper():
+                    return False
+    return True
 
 
 def _call_items(call: ast.Call) -> list[tuple[int | str, ast.expr]]:
@@ -902,39 +923,108 @@ def _plan_guard(s: Situation, loc: Locator) -> Plan | None:
     if found is None:
         return None
     where, tree, stmt = found
-    if not _side_effect_only(stmt):
-        raise PlanError(f"{_rel(where.path)}:{where.line}: the statement's result is used further on: "
-                        "skipping it under compile would change what the code computes")
     fn = _func_at(tree, where.line)
     if fn is None:
         raise PlanError("the statement is at module level")
-    if _uses_tensor_result(stmt):
-        raise PlanError("the statement stores a tensor")
+    if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef,
+                         ast.Return, ast.Import, ast.ImportFrom)):
+        return None
+    group = _dead_under_compile(fn, stmt)
+    if group is None:
+        raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
+                        "skipping it under compile would change what the code computes")
     text = _read(where.path)
     lines = _lines(text)
-    l0, l1 = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
-    first = lines[l0]
-    if first.strip().startswith(("if ", "for ", "while ", "with ")) or first[: stmt.col_offset].strip():
-        raise PlanError("the statement shares its line with another")
-    indent = _indent_of(first)
     nl = _newline(text)
-    body = "".join("    " + ln if ln.strip() else ln for ln in lines[l0 : l1 + 1]).rstrip("\r\n")
-    guard = fill(_need("guard", s.torch), stmt=body)
-    new_lines = [(indent + g if i == 0 else g) + nl for i, g in enumerate(guard.split("\n"))]
-    new_text = "".join(lines[:l0] + new_lines + lines[l1 + 1 :])
+    for st in sorted(group, key=lambda n: -n.lineno):  # bottom up: earlier line numbers stay valid
+        l0, l1 = st.lineno - 1, (st.end_lineno or st.lineno) - 1
+        first = lines[l0]
+        if first[: st.col_offset].strip() or (l1 + 1 < len(lines) and _same_line_tail(lines[l1], st)):
+            raise PlanError("the statement shares its line with another")
+        indent = _indent_of(first)
+        body = "".join("    " + ln if ln.strip() else ln for ln in lines[l0 : l1 + 1]).rstrip("\r\n")
+        guard = fill(_need("guard", s.torch), stmt=body)
+        new_lines = [(indent + g if i == 0 else g) + nl for i, g in enumerate(guard.split("\n"))]
+        lines = lines[:l0] + new_lines + lines[l1 + 1 :]
+    new_text = "".join(lines)
     if not _has_torch_import(tree):
         new_text = _insert_after_imports(new_text, [_need("torch-import", s.torch)], ast.parse(new_text))
     rel = f"{_rel(where.path)}:{where.line}"
     kind_of = "a library patch" if "site-packages" in where.path or s.caller is not None else "your code"
-    notes = (f"{rel}: runs only in eager now ({kind_of}); under torch.compile it is skipped",) + \
+    others = sorted(st.lineno for st in group if st is not stmt)
+    also = f" (with line(s) {', '.join(map(str, others))}, which only use its result)" if others else ""
+    notes = (f"{rel}{also}: runs only in eager now ({kind_of}); under torch.compile it is skipped",) + \
         ((where.moved,) if where.moved else ())
     return Plan("guard", f"Guard {rel} with torch.compiler.is_compiling()", notes,
                 (FileEdit(where.path, text, new_text),), f"guard:{where.path}:{stmt.lineno}", s.diagnosis.id,
                 s.diagnosis.signature)
 
 
-def _uses_tensor_result(stmt: ast.stmt) -> bool:
-    return False
+def _same_line_tail(line: str, st: ast.stmt) -> bool:
+    """Another statement after this one on its last line (`a(); b()`)."""
+    tail = line.encode("utf-8")[st.end_col_offset or 0 :].decode("utf-8", "replace").strip()
+    return bool(tail) and not tail.startswith("#")
+
+
+def _simple_stmts(fn: ast.AST) -> list[ast.stmt]:
+    return [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(n, (
+        ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+        ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _stores(st: ast.stmt) -> set[str]:
+    targets: list[ast.expr] = []
+    if isinstance(st, ast.Assign):
+        targets = list(st.targets)
+    elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
+        targets = [st.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement and every later one that only uses what it computes, when none of them feeds anything
+    else (the return value, a condition, a tensor): skipping them all under compile changes no result."""
+    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return None
+    if isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Call):
+        return None
+    group = [stmt]
+    names = _stores(stmt)
+    simple = _simple_stmts(fn)
+    compound_heads = [n for n in ast.walk(fn) if isinstance(n, (ast.If, ast.For, ast.While, ast.With))]
+    todo = set(names)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        seen.add(name)
+        for head in compound_heads:
+            test = getattr(head, "test", None) or getattr(head, "iter", None)
+            items = getattr(head, "items", None)
+            exprs = [test] if test is not None else [i.context_expr for i in items or []]
+            if any(name in _loads(e) for e in exprs if e is not None):
+                return None
+        for st in simple:
+            if st in group or st.lineno <= stmt.lineno and st is not stmt and name not in _loads(st):
+                continue
+            if name not in _loads(st):
+                continue
+            if isinstance(st, ast.Return):
+                return None
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                group.append(st)
+                continue
+            if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                group.append(st)
+                todo |= _stores(st) - seen
+                continue
+            return None
+    # a store into an attribute or item (self.x = ..., os.environ[...] = ...) stays in the object: fine;
+    # a local name that nothing reads after is fine too
+    return group
 
 
 def _plan_move_import(s: Situation, loc: Locator) -> Plan | None:
@@ -970,11 +1060,187 @@ def _plan_move_import(s: Situation, loc: Locator) -> Plan | None:
                 f"move-import:{where.path}:{stmt_text}", s.diagnosis.id, s.diagnosis.signature)
 
 
+def _function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    a = fn.args
+    names = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names |= {(al.asname or al.name).split(".")[0] for al in n.names}
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn:
+            names.add(n.name)
+    return names
+
+
+def _top_level_of(tree: ast.Module, line: int) -> ast.stmt | None:
+    for node in tree.body:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            return node
+    return None
+
+
+def _plan_move_to_module(s: Situation, loc: Locator) -> Plan | None:
+    """A class statement (or a call with constant arguments whose result is no tensor) taken out of a
+    traced function and done once at module level."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    fn = _func_at(tree, where.line)
+    if fn is None:
+        return None
+    if isinstance(stmt, ast.ClassDef):
+        return _move_class(s, where, tree, fn, stmt)
+    return _first_of_pairs(s, loc, _hoist_call_for)
+
+
+def _move_class(s: Situation, where: Located, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                cls: ast.ClassDef) -> Plan | None:
+    local = _function_locals(fn) - {cls.name}
+    used = set()
+    for part in [*cls.decorator_list, *cls.bases, *(k.value for k in cls.keywords), *cls.body]:
+        used |= _loads(part)
+    clash = sorted(used & local)
+    if clash:
+        raise PlanError(f"class `{cls.name}` uses the function's own names ({', '.join(clash)}): it cannot move")
+    top = _top_level_of(tree, fn.lineno)
+    if top is None:
+        return None
+    text = _read(where.path)
+    lines = _lines(text)
+    nl = _newline(text)
+    first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+    l0, l1 = first - 1, (cls.end_lineno or cls.lineno) - 1
+    block = lines[l0 : l1 + 1]
+    cut = len(_indent_of(block[0]))
+    moved = [ln[cut:] if ln[:cut].strip() == "" else ln.lstrip() for ln in block]
+    if not moved[-1].endswith(("\n", "\r")):
+        moved[-1] += nl
+    remaining = lines[:l0] + lines[l1 + 1 :]
+    top_first = min([top.lineno, *(d.lineno for d in getattr(top, "decorator_list", []))]) - 1
+    note = fill(_need("move-to-module", s.torch), what=f"class {cls.name}", function=fn.name) + nl
+    new_lines = remaining[:top_first] + [note] + moved + [nl, nl] + remaining[top_first:]
+    new_text = "".join(new_lines)
+    try:
+        ast.parse(new_text)
+    except SyntaxError:
+        raise PlanError(f"moving class `{cls.name}` would leave `{fn.name}` empty") from None
+    rel = f"{_rel(where.path)}:{where.line}"
+    return Plan("move-to-module", f"Move class `{cls.name}` out of `{fn.name}` to module level ({rel})",
+                (f"{rel}: the class is built once, when the module loads, instead of on every call",),
+                (FileEdit(where.path, text, new_text),), f"move-class:{where.path}:{cls.name}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
+def _hoist_call_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Plan | None:
+    site_f, callee_f = pair
+    site = loc.locate(site_f)
+    callee = loc.locate(callee_f)
+    tree = _parse(site.path)
+    stmt = _stmt_at(tree, site.line)
+    call = _call_on_line(tree, stmt, site.line, callee_f.function) if stmt is not None else None
+    if call is None:
+        raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}`")
+    if not _is_plain_ref(call.func):
+        raise PlanError(f"`{ast.unparse(call.func)}` is a method or computed callable")
+    if not all(_literal(x) for _, x in _call_items(call)):
+        raise PlanError(f"`{ast.unparse(call)}` passes values known only at run time: it cannot move to module level")
+    ctree = _parse(callee.path)
+    cfn = _func_named(ctree, callee_f.function, callee.line)
+    if cfn is None or _return_schema(cfn) is not None:
+        return None  # it returns tensors: a module-level value would freeze them
+    fn = _func_at(tree, site.line)
+    if fn is None or _top_level_of(tree, fn.lineno) is None:
+        return None
+    expr = ast.unparse(call.func).split(".")[0]
+    if expr in _function_locals(fn):
+        raise PlanError(f"`{expr}` is local to `{fn.name}`")
+    text = _read(site.path)
+    nl = _newline(text)
+    name = f"_CRASHLENS_{_ident(callee_f.function).upper()}"
+    new_text = _replace_span(text, call, name)
+    new_tree = ast.parse(new_text)
+    # after the caller's own top-level statement and, when the callee is in this file, after its def
+    after = (_top_level_of(new_tree, fn.lineno) or fn).end_lineno or fn.lineno
+    if os.path.abspath(callee.path) == os.path.abspath(site.path):
+        top = _top_level_of(new_tree, cfn.lineno)
+        after = max(after, (top.end_lineno if top else cfn.end_lineno) or 0)
+    lines = _lines(new_text)
+    stmt_text = fill(_need("hoist-call", s.torch), name=name, call=ast.unparse(call), function=fn.name)
+    lines = lines[:after] + [nl, nl, stmt_text + nl] + lines[after:]
+    new_text = "".join(lines)
+    rel = f"{_rel(site.path)}:{site.line}"
+    return Plan("move-to-module", f"Call `{ast.unparse(call)}` once at module level instead of in `{fn.name}` ({rel})",
+                (f"{rel}: `{ast.unparse(call)}` becomes `{name}`, computed when the module loads",),
+                (FileEdit(site.path, text, new_text),), f"hoist:{site.path}:{name}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
+def _plan_where(s: Situation, loc: Locator) -> Plan | None:
+    """`if <tensor condition>: x = a [else: x = b]` becomes `x = torch.where(<condition>, a, b or x)`."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    node = None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If) and n.lineno == where.line:
+            node = n
+    if node is None:
+        return None
+    fn = _func_at(tree, where.line)
+    if fn is None:
+        return None
+
+    def single_assign(body: list[ast.stmt]) -> tuple[str, ast.expr] | None:
+        if len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 \
+                and isinstance(body[0].targets[0], ast.Name):
+            return body[0].targets[0].id, body[0].value
+        return None
+
+    then = single_assign(node.body)
+    if then is None:
+        raise PlanError("the branch does more than assign one name: rewrite it with torch.where or torch.cond by hand")
+    other = single_assign(node.orelse) if node.orelse else None
+    if node.orelse and (other is None or other[0] != then[0]):
+        raise PlanError("the two branches assign different things")
+    target = then[0]
+    if other is None and target not in _function_locals(fn):
+        raise PlanError(f"`{target}` has no value when the branch is not taken")
+    if other is None:
+        before = [st for st in _simple_stmts(fn) if st.lineno < node.lineno and target in _stores(st)]
+        params = {p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+        if not before and target not in params:
+            raise PlanError(f"`{target}` has no value when the branch is not taken")
+    if any(isinstance(n, (ast.Call)) and _terminal(n.func) in ("print", "append", "extend") for n in ast.walk(node)):
+        raise PlanError("the branch has side effects")
+    text = _read(where.path)
+    lines = _lines(text)
+    nl = _newline(text)
+    l0, l1 = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    indent = _indent_of(lines[l0])
+    new = fill(_need("where", s.torch), target=target, cond=ast.unparse(node.test), then=ast.unparse(then[1]),
+               other=ast.unparse(other[1]) if other else target)
+    new_text = "".join(lines[:l0] + [indent + new + nl] + lines[l1 + 1 :])
+    if not _has_torch_import(tree):
+        new_text = _insert_after_imports(new_text, [_need("torch-import", s.torch)], ast.parse(new_text))
+    rel = f"{_rel(where.path)}:{where.line}"
+    return Plan("where", f"Branch on the tensor condition at {rel} with torch.where instead of `if`",
+                (f"{rel}: both sides are computed and torch.where picks per element; the result is the same "
+                 "where the condition is a single boolean",),
+                (FileEdit(where.path, text, new_text),), f"where:{where.path}:{node.lineno}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
 _PLANNERS = {
     "register-fake": _plan_register_fake,
     "custom-op": _plan_custom_op,
     "assume-constant": _plan_assume_constant,
     "move-import": _plan_move_import,
+    "move-to-module": _plan_move_to_module,
+    "where": _plan_where,
     "guard": _plan_guard,
     "disable": _plan_disable,
 }
