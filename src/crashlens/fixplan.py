@@ -541,6 +541,13 @@ def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
             if f.file == s.culprit.file and f.line == s.culprit.line:
                 stop = i + 1
                 break
+    if s.caller is not None and s.entry is not None:
+        # never below a library's entry point: patching the probe, then the stat, then the lock, one
+        # round each, is the loop a fix at the entry ends
+        for i, f in enumerate(chain):
+            if f is s.caller or (f.file == s.caller.file and f.line == s.caller.line):
+                stop = min(stop, i + 2)
+                break
     for i in range(min(stop, len(chain)) - 1):
         pairs.append((chain[i], chain[i + 1]))
     if s.caller is not None and s.entry is not None and (s.caller, s.entry) not in pairs:

@@ -225,6 +225,13 @@ def supervise(cmd: list[str], fix: bool, rounds: int, sink: IO[bytes] | None, no
                             "program, left untouched")
                 trail.exit_code = 1
                 return trail
+        earlier = next((x for x in trail.rounds[:-1] if x.crash is not None and x.crash.id == d.id and x.plan), None)
+        if earlier is not None:
+            r.outcome = "needs-a-person"
+            r.reason = (f"the same crash came back after round {earlier.number}'s fix ({earlier.plan.kind}): "
+                        "it did not help")
+            trail.exit_code = 1
+            return trail
         forget_files()
         plan = plan_fix(d, loc, torch_version)
         if isinstance(plan, NoPlan):

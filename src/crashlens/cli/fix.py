@@ -111,14 +111,14 @@ def fix(log: str | None, do_apply: bool, revert: bool, roots: tuple[str, ...], s
 
 
 def _plan_json(plan: Any, status: str, changed: list[str]) -> dict[str, Any]:
-    return {"status": status, "kind": plan.kind, "title": plan.title, "notes": list(plan.notes),
+    return {"schema": "crashlens/v1", "status": status, "kind": plan.kind, "title": plan.title, "notes": list(plan.notes),
             "files": [e.path for e in plan.edits], "changed": changed, "diagnosis": plan.diagnosis,
             "signature": plan.signature}
 
 
 def _emit(fmt: str, doc: dict[str, Any], text: str) -> None:
     if fmt == "json":
-        click.echo(json.dumps({"schema": "crashlens/v1", **doc}, indent=2))
+        click.echo(json.dumps({**doc, "schema": "crashlens/v1"}, indent=2))
     else:
         click.echo(text, err=True)
 
