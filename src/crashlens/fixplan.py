@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The fix kinds, best first when several could be made for one crash.
-KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "where", "guard", "disable")
+KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "where", "guard",
+         "disable")
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
                    "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.")
