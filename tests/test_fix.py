@@ -278,3 +278,20 @@ def test_run_exit_codes_for_a_clean_command_and_usage(repro):
     p = cl("run", "--", str(repro / "no-such-program"), cwd=repro)
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert p.stderr.splitlines()[-1].startswith("crashlens: ") and "cannot run" in p.stderr
+
+
+def test_ctrl_c_stops_the_command_and_leaves_changes_revertible(repro):
+    import signal
+    import time
+
+    (repro / "slow.py").write_text("import time, sys\nprint('started', flush=True)\ntime.sleep(60)\n")
+    e = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.Popen([*crashlens_exe(), "run", "--fix", "--", sys.executable, "slow.py"], cwd=repro,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "started\n"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "interrupted" in err and "Traceback" not in err

@@ -497,6 +497,16 @@ def _call_on_line(tree: ast.AST, stmt: ast.stmt, line: int, name: str) -> ast.Ca
     pick = on_line or named
     if len(pick) == 1:
         return pick[0]
+    if not named:
+        # the callee imported under another name (`from lib import fp4_quantize as quant`): the one call
+        # on the line that names neither a builtin nor a method of a value
+        import builtins
+
+        other = [c for c in calls if c.lineno <= line <= (c.end_lineno or c.lineno) and _is_plain_ref(c.func)
+                 and not (isinstance(c.func, ast.Name) and hasattr(builtins, c.func.id))
+                 and not isinstance(c.func, ast.Attribute)]
+        if len(other) == 1:
+            return other[0]
     return None
 
 

@@ -81,7 +81,8 @@ def _run_once(cmd: list[str], sink: IO[bytes] | None, env: dict[str, str] | None
     session = SourceSession("<run>", get_catalog())
     early: list[Diagnosis] = []
     pending = b""
-    full_env = None if env is None else {**os.environ, **env}
+    # no __pycache__ left beside the user's files: `crashlens fix --revert` gives back the tree as it was
+    full_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=full_env)
