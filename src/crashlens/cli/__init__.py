@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("signatures", "explain", "Explain one signature: meaning, cause, fixes by context."),
     "mine": ("mine", "mine", "Cluster crashes that no signature knows yet."),
     "schema": ("schema", "schema", "Print the JSON Schema of the crashlens/v1 output."),
+    "fix": ("fix", "fix", "Print (or --apply, --revert) a patch for the top mechanical fix of a crash in LOG."),
+    "run": ("fix", "run", "Run CMD, diagnose its output as it comes; with --fix, fix and re-run until it compiles."),
 }
 # Words that the group answers itself rather than reading them as a log file's name.
 GROUP_WORDS = ("--help", "-h", "--version")

@@ -1,0 +1,170 @@
+"""`crashlens fix LOG` (a patch for the top mechanical fix) and `crashlens run -- CMD` (run until it compiles)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from ..errors import UserError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _search_path(site_packages: tuple[str, ...]) -> list[str]:
+    for d in site_packages:
+        if not os.path.isdir(d):
+            raise UserError(f"{d}: not a directory (from --site-packages)")
+    return [*site_packages, *[p for p in sys.path if p]]
+
+
+@click.command("fix")
+@click.argument("log", required=False, type=str)
+@click.option("--apply", "do_apply", is_flag=True, help="Write the change (backups and a record under .crashlens/).")
+@click.option("--revert", is_flag=True, help="Restore every file a fix touched, byte for byte, and remove the shims.")
+@click.option("--root", "roots", multiple=True, metavar="DIR", help="Where the code in the log lives here.")
+@click.option("--site-packages", "site_packages", multiple=True, metavar="DIR",
+              help="The program's site-packages, for library files the log names.")
+@click.option("--torch", "torch_version", metavar="VERSION", help="The torch release the fix is for (default: the log's).")
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal", show_default=True)
+def fix(log: str | None, do_apply: bool, revert: bool, roots: tuple[str, ...], site_packages: tuple[str, ...],
+        torch_version: str | None, fmt: str) -> int:
+    """Print (or --apply) a patch for the top mechanical fix of the first fatal crash in LOG.
+
+    \b
+    crashlens fix server.log            the unified diff; nothing is written
+    crashlens fix server.log --apply    write it (backups under .crashlens/)
+    crashlens fix --revert              undo every applied fix, byte for byte
+
+    Exit 0: a fix (or nothing to fix); 1: needs a person (no mechanical fix, or the program fails
+    without torch.compile too); 2: bad input.
+    """
+    from ..patching import apply, is_applied, render_diff
+    from ..patching import revert as do_revert
+
+    if revert:
+        if log or do_apply:
+            raise click.UsageError("--revert takes no LOG and no --apply")
+        restored = do_revert()
+        if not restored:
+            click.echo("crashlens fix: nothing to revert", err=True)
+        for p in restored:
+            click.echo(f"restored {os.path.relpath(p)}", err=True)
+        return 0
+    if not log:
+        raise click.UsageError("no LOG given (crashlens fix LOG, or crashlens fix --revert)")
+    for r in roots:
+        if not os.path.isdir(r):
+            raise UserError(f"{r}: not a directory (from --root)")
+    from ..cli.scan import run_scan
+    from ..fixplan import Locator, NoPlan, plan_fix
+
+    result = run_scan((log,), (), False)
+    fatal = [d for d in result.diagnoses if d.fatal]
+    if not fatal:
+        _emit(fmt, {"status": "nothing-to-fix"}, "crashlens fix: no fatal crash in the log: nothing to fix")
+        return 0
+    d = fatal[0]
+    if do_apply:
+        from ..patching import Store
+
+        done = [a for a in Store().load()["applied"] if a.get("diagnosis") == d.id]
+        if done:
+            _emit(fmt, {"status": "already-applied", "kind": done[-1]["kind"], "title": done[-1]["title"]},
+                  f"crashlens fix: already applied: {done[-1]['title']}")
+            return 0
+    loc = Locator(list(roots), _search_path(site_packages))
+    if torch_version is None and not dict(d.context.versions).get("torch"):
+        torch_version = _local_torch(loc.search_path)
+    plan = plan_fix(d, loc, torch_version)
+    if isinstance(plan, NoPlan):
+        advice = [f"  {f.rank}. {f.title}" for f in d.fixes[:4]]
+        _emit(fmt, {"status": "needs-a-person", "reason": plan.reason, "eager_too": plan.eager_too,
+                    "diagnosis": d.id, "signature": d.signature},
+              "\n".join([f"crashlens fix: needs a person: {plan.reason}",
+                         *(["ranked advice:", *advice] if advice else [])]))
+        return 1
+    if do_apply:
+        if is_applied(plan):
+            _emit(fmt, _plan_json(plan, "already-applied", []), f"crashlens fix: already applied: {plan.title}")
+            return 0
+        changed = apply(plan)
+        lines = [f"crashlens fix: applied {plan.kind}: {plan.title}",
+                 *[f"    changed {os.path.relpath(p)}" for p in changed],
+                 "undo: crashlens fix --revert"]
+        _emit(fmt, _plan_json(plan, "applied", changed), "\n".join(lines))
+        return 0
+    if fmt == "json":
+        doc = _plan_json(plan, "planned", [])
+        doc["diff"] = render_diff(plan)
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        click.echo(f"crashlens fix: {plan.kind}: {plan.title}", err=True)
+        for n in plan.notes:
+            click.echo(f"    {n}", err=True)
+        sys.stdout.write(render_diff(plan))
+    return 0
+
+
+def _plan_json(plan: Any, status: str, changed: list[str]) -> dict[str, Any]:
+    return {"schema": "crashlens/v1", "status": status, "kind": plan.kind, "title": plan.title, "notes": list(plan.notes),
+            "files": [e.path for e in plan.edits], "changed": changed, "diagnosis": plan.diagnosis,
+            "signature": plan.signature}
+
+
+def _emit(fmt: str, doc: dict[str, Any], text: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps({**doc, "schema": "crashlens/v1"}, indent=2))
+    else:
+        click.echo(text, err=True)
+
+
+def _local_torch(search_path: list[str]) -> str | None:
+    from ..supervise import torch_version_at
+
+    for p in search_path:
+        d = os.path.join(p, "torch")
+        if os.path.isfile(os.path.join(d, "version.py")):
+            return torch_version_at(d)
+    return None
+
+
+@click.command("run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--fix", "do_fix", is_flag=True, help="On a crash, apply the top mechanical fix and run again.")
+@click.option("--rounds", type=click.IntRange(min=1), default=5, show_default=True, metavar="N",
+              help="At most N fixes.")
+@click.option("--format", "fmt", type=click.Choice(["terminal", "json"]), default="terminal", show_default=True,
+              help="json: the trail as a crashlens/v1 document on stdout (the command's output goes to stderr).")
+@click.option("--root", "roots", multiple=True, metavar="DIR", help="Where the code in the log lives here.")
+@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
+def run(do_fix: bool, rounds: int, fmt: str, roots: tuple[str, ...], cmd: tuple[str, ...]) -> int:
+    """Run CMD, pass its output through, diagnose it as it comes; with --fix, fix and re-run until it compiles.
+
+    \b
+    crashlens run -- python serve.py            diagnose a run
+    crashlens run --fix -- python serve.py      fix, re-run, up to --rounds times
+
+    Exit 0: the last run exited 0 with no fatal crash; 1: it still fails or needs a person;
+    2: usage; 130: Ctrl-C (changes stay revertible: crashlens fix --revert).
+    """
+    from ..supervise import CommandError, render_trail, supervise
+
+    args = list(cmd)
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args:
+        raise click.UsageError("no command given (crashlens run [--fix] -- CMD ARGS...)")
+    sink = sys.stdout.buffer if fmt == "terminal" else sys.stderr.buffer
+    try:
+        trail = supervise(args, do_fix, rounds, sink, sys.stderr, list(roots))
+    except CommandError as e:
+        raise UserError(str(e)) from None
+    if fmt == "json":
+        sys.stdout.write(json.dumps(trail.to_json(), indent=2) + "\n")
+    else:
+        sys.stderr.write(render_trail(trail))
+    return trail.exit_code

@@ -1,0 +1,1267 @@
+"""A diagnosis in, a patch plan out: which files change and how (the code comes from signatures/patches)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import string
+import sys
+from pathlib import Path
+
+from ._struct import dataclass
+from .catalog import builtin_dir
+from .culprit import entry_of, source_root, is_changeable, is_stdlib, is_torch, module_of, pick_culprit
+from .errors import UserError
+from .records import Diagnosis, Frame
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# The fix kinds, best first when several could be made for one crash.
+KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "where", "guard",
+         "disable")
+# Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
+_COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
+                   "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.")
+# Signatures whose failure is the program's own: eager fails the same way.
+_EAGER_TOO_HINTS = ("observed-exception",)
+_OP_NAME = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\.(\w+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class FileEdit:
+    path: str  # absolute
+    before: str | None  # None: the plan creates the file (a shim)
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    kind: str
+    title: str
+    notes: tuple[str, ...]
+    edits: tuple[FileEdit, ...]
+    key: str  # the same fix of the same call gets the same key (applying twice is a no-op)
+    diagnosis: str  # the diagnosis id
+    signature: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NoPlan:
+    """No mechanical fix: a person has to decide (the diagnosis's ranked advice says what to try)."""
+
+    reason: str
+    eager_too: bool = False
+
+
+# --- templates ----------------------------------------------------------------------------------
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    with open(path, "rb") as fh:
+        data: dict[str, Any] = tomllib.load(fh)
+    return data
+
+
+_TEMPLATES: list[dict[str, Any]] = []
+_SHAPES: list[dict[str, Any]] = []
+
+
+def _patches_dir() -> Path:
+    return builtin_dir() / "patches"
+
+
+def templates() -> list[dict[str, Any]]:
+    if not _TEMPLATES:
+        _TEMPLATES.extend(_load_toml(_patches_dir() / "templates.toml")["template"])
+    return _TEMPLATES
+
+
+def shape_rules() -> list[dict[str, Any]]:
+    if not _SHAPES:
+        _SHAPES.extend(_load_toml(_patches_dir() / "shapes.toml").get("rule", []))
+    return _SHAPES
+
+
+def version_tuple(v: str | None) -> tuple[int, ...]:
+    if not v:
+        return ()
+    out = []
+    for part in re.split(r"[.+]", v)[:3]:
+        m = re.match(r"\d+", part)
+        if not m:
+            break
+        out.append(int(m.group()))
+    return tuple(out)
+
+
+def template(kind: str, torch_version: tuple[int, ...]) -> str | None:
+    """The text of `kind` written for this torch release, or None when that fix is not made there."""
+    best: tuple[tuple[int, ...], str] | None = None
+    for t in templates():
+        if t["kind"] != kind:
+            continue
+        lo = version_tuple(t["torch"])
+        hi = version_tuple(t.get("until"))
+        tv = torch_version or (99,)
+        if tv >= lo and (not hi or tv < hi) and (best is None or lo > best[0]):
+            best = (lo, t["text"].strip("\n"))
+    return best[1] if best else None
+
+
+def fill(text: str, **values: str) -> str:
+    return string.Template(text).substitute(values)
+
+
+# --- finding the code to change -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    path: str
+    line: int
+    moved: str | None = None  # "the installed version differs: ..." when the line moved
+
+
+class Locator:
+    """Finds a frame's file here: the log's path, the same path under the current directory or a
+    --root, or the same module on a search path (read as files, never imported)."""
+
+    def __init__(self, roots: list[str] | None = None, search_path: list[str] | None = None) -> None:
+        self.roots = [os.path.abspath(r) for r in (roots or [])]
+        self.search_path = [p for p in (search_path if search_path is not None else sys.path) if p]
+
+    def find_file(self, path: str) -> str | None:
+        p = path.replace("\\", "/")
+        cwd = os.getcwd()
+        if os.path.isfile(p) and _inside(p, [cwd, *self.roots]):
+            return os.path.abspath(p)
+        parts = [x for x in p.split("/") if x]
+        for base in [*self.roots, cwd]:
+            for k in range(len(parts) - 1, 0, -1):
+                cand = os.path.join(base, *parts[-k:])
+                if os.path.isfile(cand):
+                    return os.path.abspath(cand)
+        mod = module_of(p)
+        if mod:
+            rel = mod.replace(".", "/")
+            for base in [*self.roots, *self.search_path]:
+                for cand in (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")):
+                    if os.path.isfile(cand):
+                        return os.path.abspath(cand)
+        if os.path.isfile(p):
+            return os.path.abspath(p)
+        return None
+
+    def locate(self, frame: Frame) -> Located:
+        path = self.find_file(frame.file)
+        if path is None:
+            raise PlanError(f"{frame.file}: not found here (give --root DIR or --site-packages DIR)")
+        lines = _read(path).splitlines()
+        want = _norm(frame.source)
+        if not want:
+            return Located(path, frame.line)
+        if 0 < frame.line <= len(lines) and _norm(lines[frame.line - 1]) == want:
+            return Located(path, frame.line)
+        hits = [i + 1 for i, text in enumerate(lines) if _norm(text) == want]
+        if len(hits) >= 1:
+            best = min(hits, key=lambda n: abs(n - frame.line))
+            return Located(path, best, f"the installed version differs: `{frame.function}` line {frame.line} "
+                                       f"is now at {path}:{best}")
+        where = _find_def(lines, frame.function)
+        now = f"; `{frame.function}` is now at {path}:{where}" if where else ""
+        raise PlanError(f"the installed version differs: {path}:{frame.line} no longer reads "
+                        f"`{frame.source}`{now}")
+
+
+class PlanError(Exception):
+    """A plan cannot be made (the reason is for a person)."""
+
+
+def _inside(path: str, dirs: list[str]) -> bool:
+    p = os.path.abspath(path)
+    return any(p.startswith(os.path.abspath(d).rstrip(os.sep) + os.sep) for d in dirs)
+
+
+def _norm(s: str | None) -> str:
+    return " ".join((s or "").split())
+
+
+def _find_def(lines: list[str], name: str) -> int | None:
+    pat = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(")
+    for i, text in enumerate(lines):
+        if pat.match(text):
+            return i + 1
+    return None
+
+
+_FILES: dict[str, str] = {}
+
+
+def _read(path: str) -> str:
+    if path not in _FILES:
+        with open(path, encoding="utf-8", newline="") as fh:
+            _FILES[path] = fh.read()
+    return _FILES[path]
+
+
+def forget_files() -> None:
+    _FILES.clear()
+
+
+# --- the planner ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """What the planner reads off a diagnosis: the frames that matter, found here."""
+
+    diagnosis: Diagnosis
+    chain: tuple[Frame, ...]  # changeable frames, outermost first
+    culprit: Frame | None
+    entry: Frame | None  # the outermost frame of the culprit's package
+    caller: Frame | None  # the user frame that calls the entry (the call site)
+    torch: tuple[int, ...]
+    fullgraph: bool | None
+
+
+def eager_too(d: Diagnosis) -> bool:
+    """A failure the program has without torch.compile too: its headline exception is the program's own."""
+    if d.signature in _EAGER_TOO_HINTS:
+        return True
+    if d.exception is None:
+        return False
+    etype = d.exception[0]
+    if not etype:
+        return False
+    return not etype.startswith(_COMPILE_ERRORS)
+
+
+def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Plan | NoPlan:
+    """The top mechanical fix for one diagnosis, or why there is none."""
+    if not d.fatal:
+        return NoPlan("not a fatal crash: nothing to fix")
+    if eager_too(d):
+        etype = d.exception[0] if d.exception else "the exception"
+        return NoPlan(f"{etype} is raised by the program itself: it fails without torch.compile too "
+                      "(a bug in the program, left untouched)", eager_too=True)
+    versions = dict(d.context.versions)
+    tv = version_tuple(torch_version or versions.get("torch")) or (2, 13)
+    chain = tuple(f for f in _dedup(d.chain) if is_changeable(f))
+    culprit = d.culprit or pick_culprit(chain)
+    entry, caller = entry_of(chain, culprit) if culprit else (None, None)
+    s = Situation(d, chain, culprit, entry, caller, tv, d.context.fullgraph)
+    reasons: list[str] = []
+    for kind in _order(d):
+        try:
+            plan = _PLANNERS[kind](s, loc)
+        except PlanError as e:
+            reasons.append(f"{kind}: {e}")
+            continue
+        if plan is not None:
+            return plan
+    why = "; ".join(reasons) if reasons else "no mechanical fix applies to this crash"
+    return NoPlan(why)
+
+
+def _dedup(chain: tuple[Frame, ...]) -> list[Frame]:
+    out: list[Frame] = []
+    for f in chain:
+        if out and out[-1].file == f.file and out[-1].line == f.line:
+            continue
+        if any(o.file == f.file and o.line == f.line and o.function == f.function for o in out):
+            continue  # dynamo repeats the innermost frame after the traceback
+        out.append(f)
+    return out
+
+
+def _order(d: Diagnosis) -> list[str]:
+    """The fix kinds to try: the diagnosis's own ranking first, then the rest in KINDS order."""
+    by_fix = {"custom-op": ["register-fake", "custom-op"],
+              "precompute": ["assume-constant", "move-import", "move-to-module", "guard"],
+              "rewrite": ["where", "move-to-module", "guard"], "decorate": ["disable"]}
+    out: list[str] = []
+    if d.signature == "missing-fake-impl":
+        out.append("register-fake")
+    for f in d.fixes:
+        for k in by_fix.get(f.kind, []):
+            if k not in out and k != "register-fake":
+                out.append(k)
+    for k in KINDS:
+        if k not in out and k != "register-fake":
+            out.append(k)
+    return out
+
+
+# --- source helpers --------------------------------------------------------------------------------
+
+
+def _parse(path: str) -> ast.Module:
+    try:
+        return ast.parse(_read(path), filename=path)
+    except (SyntaxError, ValueError) as e:
+        raise PlanError(f"{path}: cannot be parsed ({e})") from None
+
+
+def _stmt_at(tree: ast.AST, line: int) -> ast.stmt | None:
+    """The innermost simple statement that spans `line`."""
+    best: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno and (node.end_lineno or 0) <= (best.end_lineno or 0):
+                best = node
+    return best
+
+
+def _func_at(tree: ast.AST, line: int, name: str | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.lineno <= line <= (node.end_lineno or node.lineno) and (name is None or node.name == name):
+                if best is None or node.lineno > best.lineno:
+                    best = node
+    return best
+
+
+def _func_named(tree: ast.AST, name: str, near: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    found = _func_at(tree, near, name)
+    if found is not None:
+        return found
+    cands = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    return min(cands, key=lambda n: abs(n.lineno - near)) if cands else None
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _insert_after_imports(text: str, new_lines: list[str], tree: ast.Module, after: int | None = None) -> str:
+    """`new_lines` at module level: after the last top-level import (or line `after`), past a docstring."""
+    nl = _newline(text)
+    lines = _lines(text)
+    at = 0
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        at = body[0].end_lineno or 0
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            at = max(at, node.end_lineno or node.lineno)
+        elif at and not isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno > at:
+            # only the leading run of imports (a later import inside `if __name__ ...` is not it)
+            if not _is_future_or_try_import(node):
+                break
+    if after is not None:
+        at = max(at, after)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += nl
+    block = [x + nl for x in new_lines]
+    return "".join(lines[:at] + block + lines[at:])
+
+
+def _is_future_or_try_import(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Try) and all(isinstance(b, (ast.Import, ast.ImportFrom)) for b in node.body)
+
+
+def _has_torch_import(tree: ast.Module) -> bool:
+    for node in tree.body:
+        if isinstance(node, ast.Import) and any(a.name == "torch" and a.asname is None for a in node.names):
+            return True
+    return False
+
+
+def _module_import(path: str, shim: str) -> tuple[str, str]:
+    """How the file at `path` imports its sibling module `shim`: (statement, name bound)."""
+    if os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py")):
+        return f"from . import {shim}", shim
+    return f"import {shim}", shim
+
+
+def _ident(s: str) -> str:
+    out = re.sub(r"\W+", "_", s).strip("_")
+    return out if out and not out[0].isdigit() else f"_{out}"
+
+
+# --- custom op ------------------------------------------------------------------------------------
+
+_SCALAR = {"int": "SymInt", "float": "float", "bool": "bool", "str": "str"}
+_TENSOR_NAMES = ("Tensor", "torch.Tensor")
+
+
+def _schema_type(ann: ast.expr | None, default: ast.expr | None) -> str | None:
+    """A parameter's schema type from its annotation (or default); None: not expressible (bound)."""
+    if ann is None:
+        if default is None:
+            return "Tensor"  # unannotated, no default: a tensor argument
+        if isinstance(default, ast.Constant):
+            v = default.value
+            if v is None:
+                return "Tensor?"
+            for t, name in ((bool, "bool"), (int, "SymInt"), (float, "float"), (str, "str")):
+                if isinstance(v, t):
+                    return name
+        return None
+    text = ast.unparse(ann).replace(" ", "")
+    optional = False
+    for pre, post in (("Optional[", "]"), ("typing.Optional[", "]")):
+        if text.startswith(pre) and text.endswith(post):
+            text, optional = text[len(pre):-1], True
+    if text.endswith("|None"):
+        text, optional = text[:-5], True
+    if text.startswith("None|"):
+        text, optional = text[5:], True
+    base: str | None
+    if text in _TENSOR_NAMES:
+        base = "Tensor"
+    elif text in _SCALAR:
+        base = _SCALAR[text]
+    else:
+        m = re.fullmatch(r"(?:typing\.)?(?:List|list|Sequence|tuple|Tuple)\[(.+?)(?:,\.\.\.)?\]", text)
+        inner = m.group(1) if m else None
+        if inner in _TENSOR_NAMES:
+            base = "Tensor[]"
+        elif inner == "int":
+            base = "SymInt[]"
+        elif inner == "float":
+            base = "float[]"
+        else:
+            base = None
+    if base is None:
+        return None
+    return base + ("?" if optional else "")
+
+
+def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """"Tensor", "(Tensor, Tensor)" or "Tensor[]"; None when the function returns something else."""
+    if fn.returns is not None:
+        text = ast.unparse(fn.returns).replace(" ", "")
+        if text in _TENSOR_NAMES:
+            return "Tensor"
+        m = re.fullmatch(r"(?:typing\.)?(?:Tuple|tuple)\[(.+)\]", text)
+        if m:
+            items = m.group(1).split(",")
+            if items[-1] == "...":
+                return "Tensor[]" if items[0] in _TENSOR_NAMES else None
+            if all(i in _TENSOR_NAMES for i in items):
+                return "(" + ", ".join("Tensor" for _ in items) + ")"
+            return None
+        m = re.fullmatch(r"(?:typing\.)?(?:List|list)\[(.+)\]", text)
+        if m and m.group(1) in _TENSOR_NAMES:
+            return "Tensor[]"
+        return None
+    arities = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and _owner(fn, node):
+            v = node.value
+            if v is None or (isinstance(v, ast.Constant)):
+                return None
+            if isinstance(v, (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Dict, ast.DictComp, ast.Set)):
+                return None
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in (
+                    "int", "float", "bool", "str", "len", "dict", "SimpleNamespace", "hash"):
+                return None
+            arities.add(len(v.elts) if isinstance(v, ast.Tuple) else 0)
+    if len(arities) != 1:
+        return None
+    n = arities.pop()
+    return "Tensor" if n == 0 else "(" + ", ".join("Tensor" for _ in range(n)) + ")"
+
+
+def _owner(fn: ast.AST, node: ast.AST) -> bool:
+    """`node` belongs to `fn` itself, not to a function nested in it."""
+    for child in ast.walk(fn):
+        if child is not fn and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if any(n is node for n in ast.walk(child)):
+                return False
+    return True
+
+
+def _call_on_line(tree: ast.AST, stmt: ast.stmt, line: int, name: str) -> ast.Call | None:
+    calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+    named = [c for c in calls if _terminal(c.func) == name]
+    on_line = [c for c in named if c.lineno <= line <= (c.end_lineno or c.lineno)]
+    pick = on_line or named
+    if len(pick) == 1:
+        return pick[0]
+    if not named:
+        # the callee imported under another name (`from lib import fp4_quantize as quant`): the one call
+        # on the line that names neither a builtin nor a method of a value
+        import builtins
+
+        other = [c for c in calls if c.lineno <= line <= (c.end_lineno or c.lineno) and _is_plain_ref(c.func)
+                 and not (isinstance(c.func, ast.Name) and hasattr(builtins, c.func.id))
+                 and not isinstance(c.func, ast.Attribute)]
+        if len(other) == 1:
+            return other[0]
+    return None
+
+
+def _terminal(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _is_plain_ref(func: ast.expr) -> bool:
+    """`f` or `a.b.f` (no self, no call, no subscript): resolvable from the module's globals."""
+    node = func
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id not in ("self", "cls")
+
+
+def _replace_span(text: str, node: ast.expr, new: str) -> str:
+    lines = _lines(text)
+    l0, l1 = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    b0 = lines[l0].encode("utf-8")
+    b1 = lines[l1].encode("utf-8")
+    end_col = node.end_col_offset or 0
+    if l0 == l1:
+        lines[l0] = (b0[: node.col_offset] + new.encode() + b0[end_col:]).decode("utf-8")
+    else:
+        lines[l0] = (b0[: node.col_offset] + new.encode() + b1[end_col:]).decode("utf-8")
+        del lines[l0 + 1 : l1 + 1]
+    return "".join(lines)
+
+
+def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
+    """(call site, callee) pairs to try, outermost first: each changeable frame of the chain and the next
+    one it calls, down to the culprit. The outermost that can be made opaque removes the most blockers at
+    once (the whole chain below it); wrapping deeper would leave the next blocker for the next round."""
+    pairs: list[tuple[Frame, Frame]] = []
+    chain = list(s.chain)
+    stop = len(chain)
+    if s.culprit is not None:
+        for i, f in enumerate(chain):
+            if f.file == s.culprit.file and f.line == s.culprit.line:
+                stop = i + 1
+                break
+    if s.caller is not None and s.entry is not None:
+        # never below a library's entry point: patching the probe, then the stat, then the lock, one
+        # round each, is the loop a fix at the entry ends
+        for i, f in enumerate(chain):
+            if f is s.caller or (f.file == s.caller.file and f.line == s.caller.line):
+                stop = min(stop, i + 2)
+                break
+    for i in range(min(stop, len(chain)) - 1):
+        pairs.append((chain[i], chain[i + 1]))
+    if s.caller is not None and s.entry is not None and (s.caller, s.entry) not in pairs:
+        pairs.append((s.caller, s.entry))
+    if len(chain) >= 1 and s.diagnosis.callee:
+        # dynamo stopped at a call (a disabled or skipped function): the callee is not in the chain,
+        # but when it is defined in the same file, its def is the frame to wrap
+        name = s.diagnosis.callee.rsplit(".", 1)[-1]
+        site = s.culprit if s.culprit is not None else chain[-1]
+        try:
+            text = _read(site.file)
+        except OSError:
+            return pairs
+        where = _find_def(text.splitlines(), name)
+        if where is not None and name != site.function:
+            pairs.append((site, Frame(site.file, where, name, None)))
+    return pairs
+
+
+def _first_of_pairs(s: Situation, loc: Locator, make: Any) -> Plan | None:
+    errors: list[str] = []
+    for pair in _callee_frames(s):
+        try:
+            plan = make(s, loc, pair)
+        except PlanError as e:
+            errors.append(str(e))
+            continue
+        if plan is not None:
+            return plan
+    if errors:
+        raise PlanError(errors[0])
+    return None
+
+
+def _plan_custom_op(s: Situation, loc: Locator) -> Plan | None:
+    return _first_of_pairs(s, loc, _custom_op_for)
+
+
+def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Plan | None:
+    site_f, callee_f = pair
+    site = loc.locate(site_f)
+    callee = loc.locate(callee_f)
+    tree = _parse(site.path)
+    stmt = _stmt_at(tree, site.line)
+    if stmt is None:
+        raise PlanError(f"{site.path}:{site.line}: no statement there")
+    call = _call_on_line(tree, stmt, site.line, callee_f.function)
+    if call is None:
+        raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}` on that line")
+    if not _is_plain_ref(call.func):
+        raise PlanError(f"`{ast.unparse(call.func)}` is a method or computed callable: wrap it by hand")
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        raise PlanError("the call passes *args/**kwargs")
+    ctree = _parse(callee.path)
+    fn = _func_named(ctree, callee_f.function, callee.line)
+    if fn is None:
+        raise PlanError(f"{callee.path}: no function `{callee_f.function}`")
+    ret = _return_schema(fn)
+    if ret is None:
+        raise PlanError(f"`{fn.name}` does not return tensors (an opaque op must)")
+    a = fn.args
+    if a.vararg or a.kwarg:
+        raise PlanError(f"`{fn.name}` takes *args/**kwargs")
+    params = [*a.posonlyargs, *a.args]
+    defaults: list[ast.expr | None] = [None] * (len(params) - len(a.defaults)) + list(a.defaults)
+    if params and params[0].arg in ("self", "cls"):
+        raise PlanError(f"`{fn.name}` is a method")
+    kwonly = list(zip(a.kwonlyargs, a.kw_defaults))
+    allp = list(zip(params, defaults)) + kwonly
+    # what the call site passes for each parameter
+    given: dict[str, ast.expr] = {}
+    for i, arg in enumerate(call.args):
+        if i >= len(params):
+            raise PlanError(f"the call passes more arguments than `{fn.name}` takes")
+        given[params[i].arg] = arg
+    for kw in call.keywords:
+        given[str(kw.arg)] = kw.value
+    op_params, op_names, bound, call_args, wrapper_params = [], [], [], [], []
+    for p, dflt in allp:
+        typ = _schema_type(p.annotation, dflt)
+        g = given.get(p.arg)
+        if typ is None:
+            if g is not None and not _literal(g):
+                raise PlanError(f"argument `{p.arg}` of `{fn.name}` is not a tensor, number, bool or string "
+                                f"and the call passes `{ast.unparse(g)}`: bind it by hand")
+            if g is not None:
+                bound.append(f"    {p.arg} = {ast.unparse(g)}")
+                call_args.append(f"{p.arg}={p.arg}")
+            elif dflt is not None and _literal(dflt):
+                bound.append(f"    {p.arg} = {ast.unparse(dflt)}")
+            wrapper_params.append(f"{p.arg}=None" if dflt is not None or g is not None else p.arg)
+            continue
+        dtext = ast.unparse(dflt) if dflt is not None else None
+        if dtext is not None and not _literal(dflt):
+            dtext = None  # a computed default: the call site must pass it
+            if g is None:
+                raise PlanError(f"`{fn.name}`'s default for `{p.arg}` is computed: pass it at the call site")
+        schema_p = f"{typ} {p.arg}" + (f"={_schema_default(dflt)}" if dtext is not None else "")
+        op_params.append((schema_p, p.arg, dtext))
+        op_names.append(p.arg)
+        call_args.append(f"{p.arg}={p.arg}")
+        wrapper_params.append(p.arg + (f"={dtext}" if dtext is not None else ""))
+    # a parameter without a default may not follow one with a default in the generated defs
+    seen_default = False
+    for _, _, d in op_params:
+        if d is not None:
+            seen_default = True
+        elif seen_default:
+            raise PlanError(f"`{fn.name}`'s parameters cannot be passed positionally to an op")
+    schema = "(" + ", ".join(p for p, _, _ in op_params) + f") -> {ret}"
+    qualified = f"{module_of(callee_f.file, source_root(s.diagnosis.chain)) or Path(callee.path).stem}.{fn.name}"
+    stem = _ident(Path(site.path).stem)
+    op = _ident(f"{stem}_{fn.name}")
+    shim = f"_crashlens_{op}"
+    shim_path = os.path.join(os.path.dirname(site.path), shim + ".py")
+    rule = _shape_rule(fn.name, qualified)
+    if rule is not None:
+        fake_body = rule["body"].rstrip("\n")
+        fake_note = f"The fake gives the real output shapes and dtypes by the catalog's shape rule `{rule['id']}`."
+    else:
+        fake_body = fill(_need("derived-fake", s.torch), qualified=qualified, op_names=", ".join(op_names))
+        fake_note = ("The fake's shapes are DERIVED: no shape rule for this function is in the catalog, so it runs "
+                     "the real function once per input shape on zero-filled tensors.")
+    callee_expr = ast.unparse(call.func)
+    op_params_text = ", ".join(n + (f"={d}" if d is not None else "") for _, n, d in op_params)
+    text = fill(
+        _need("custom-op", s.torch), qualified=qualified, call_site=f"{_rel(site.path)}:{site.line}",
+        signature=s.diagnosis.signature or "?", fake_note=fake_note, callee_expr=callee_expr,
+        callee_repr=repr(callee_expr), op=op, schema=schema.replace('"', '\\"'), op_params=op_params_text,
+        bound_indented="\n".join(bound), call_args=", ".join(call_args),
+        op_names=", ".join(op_names), fake_body=fake_body, wrapper=fn.name, params=", ".join(wrapper_params),
+    ) + "\n"
+    # the call site: the callee expression becomes the shim's wrapper
+    site_text = _read(site.path)
+    imp, alias = _module_import(site.path, shim)
+    new_site = _replace_span(site_text, call.func, f"{alias}.{fn.name}")
+    new_tree = ast.parse(new_site)
+    add = [fill(_need("shim-import", s.torch), import_stmt=imp),
+           fill(_need("shim-bind", s.torch), alias=alias, callee_expr=callee_expr)]
+    new_site = _insert_after_imports(new_site, add, new_tree)
+    notes = [f"call site: {_rel(site.path)}:{site.line} (`{callee_expr}(...)` becomes `{alias}.{fn.name}(...)`)",
+             f"shim: {_rel(shim_path)} (crashlens::{op}, {schema})", fake_note]
+    for located in (site, callee):
+        if located.moved:
+            notes.append(located.moved)
+    edits = (FileEdit(site.path, site_text, new_site), FileEdit(shim_path, None, text))
+    return Plan("custom-op", f"Make `{qualified}` an opaque custom op at {_rel(site.path)}:{site.line}",
+                tuple(notes), edits, f"custom-op:{site.path}:{op}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _schema_default(d: ast.expr | None) -> str:
+    if isinstance(d, ast.Constant):
+        v = d.value
+        if v is None:
+            return "None"
+        if isinstance(v, bool):
+            return "True" if v else "False"
+        if isinstance(v, str):
+            return '"' + v.replace('"', '') + '"'
+        return repr(v)
+    return ast.unparse(d) if d is not None else ""
+
+
+def _literal(node: ast.expr | None) -> bool:
+    if node is None:
+        return False
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _shape_rule(function: str, qualified: str) -> dict[str, Any] | None:
+    module = qualified.rsplit(".", 1)[0]
+    for r in shape_rules():
+        if r["function"] != function:
+            continue
+        if any(module == suf or module.endswith("." + suf) for suf in r["module_suffix"]):
+            return r
+    return None
+
+
+def _need(kind: str, tv: tuple[int, ...]) -> str:
+    t = template(kind, tv)
+    if t is None:
+        raise PlanError(f"no `{kind}` template for torch {'.'.join(map(str, tv))}")
+    return t
+
+
+def _rel(path: str) -> str:
+    try:
+        r = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if r.startswith("../../") else r
+
+
+# --- register_fake ----------------------------------------------------------------------------------
+
+
+def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
+    d = s.diagnosis
+    m = _OP_NAME.match(d.callee or "")
+    if m is None:
+        raise PlanError("the log does not name the custom op")
+    ns, name = m.group(1), m.group(2)
+    if ns in ("aten", "prim", "prims"):
+        return None
+    if not s.chain:
+        raise PlanError("no frame of the program in the traceback")
+    site = loc.locate(s.chain[0])
+    site_text = _read(site.path)
+    tree = _parse(site.path)
+    # the op must be registered before the fake: after the statement that defines it, if that is here
+    after = None
+    qual = f"{ns}::{name}"
+    define_line = None
+    src_lines = site_text.splitlines()
+    for node in tree.body:
+        first = min([node.lineno, *(dec.lineno for dec in getattr(node, "decorator_list", []))])
+        seg = "\n".join(src_lines[first - 1 : node.end_lineno or node.lineno])
+        if qual in seg:  # where the op is defined, and its real kernels (impl registrations)
+            define_line = max(define_line or 0, node.end_lineno or node.lineno)
+    after = define_line
+    shim = f"_crashlens_fake_{_ident(ns)}_{_ident(name)}"
+    shim_path = os.path.join(os.path.dirname(site.path), shim + ".py")
+    text = fill(_need("register-fake", s.torch), opname=qual, ns=ns, name=name,
+                signature=d.signature or "?") + "\n"
+    imp, _ = _module_import(site.path, shim)
+    new_site = _insert_after_imports(site_text, [fill(_need("shim-import", s.torch), import_stmt=imp)], tree,
+                                     after=after)
+    notes = (f"shim: {_rel(shim_path)} registers a derived fake for {qual}",
+             f"imported from {_rel(site.path)}" + (f" after line {after}, where the op is defined" if after else ""))
+    return Plan("register-fake", f"Register a fake (meta) kernel for `{qual}`", notes,
+                (FileEdit(site.path, site_text, new_site), FileEdit(shim_path, None, text)),
+                f"register-fake:{qual}", d.id, d.signature)
+
+
+# --- assume_constant_result, compiler.disable: a decorator on the called function -----------------
+
+
+def _decorate(s: Situation, loc: Locator, kind: str, title: str) -> Plan | None:
+    return _first_of_pairs(s, loc, lambda s_, loc_, pair: _decorate_for(s_, loc_, kind, title, pair))
+
+
+def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple[Frame, Frame]) -> Plan | None:
+    site_f, callee_f = pair
+    callee = loc.locate(callee_f)
+    tree = _parse(callee.path)
+    fn = _func_named(tree, callee_f.function, callee.line)
+    if fn is None:
+        raise PlanError(f"{callee.path}: no function `{callee_f.function}`")
+    if kind == "assume-constant":
+        if _return_schema(fn) is not None:
+            return None  # returns tensors: a constant would freeze their values
+        if not _returns_plain_values(fn):
+            return None  # an object dynamo cannot keep as a constant (a namespace, an instance)
+        a = fn.args
+        for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+            t = _schema_type(p.annotation, None) if p.annotation is not None else None
+            if t and t.startswith("Tensor"):
+                raise PlanError(f"`{fn.name}` takes a tensor: its result depends on values, not a constant")
+        site = loc.locate(site_f)
+        stree = _parse(site.path)
+        stmt = _stmt_at(stree, site.line)
+        call = _call_on_line(stree, stmt, site.line, callee_f.function) if stmt is not None else None
+        if call is None:
+            raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}`")
+        kinds = _param_kinds(fn, call)
+        if not all(_constant_arg(x) or kinds.get(i) == "const" for i, x in _call_items(call)):
+            raise PlanError(f"the call passes a value that may be a tensor: `{ast.unparse(call)}`")
+    text = _read(callee.path)
+    lines = _lines(text)
+    first = min([fn.lineno, *(dec.lineno for dec in fn.decorator_list)])
+    deco = _need(kind, s.torch)
+    if any(deco.split("#")[0].strip() in ln for ln in lines[first - 1 : fn.lineno]):
+        return None  # already there
+    indent = _indent_of(lines[fn.lineno - 1])
+    nl = _newline(text)
+    new_lines = [indent + deco + nl]
+    tree_mod = tree
+    out = lines[: first - 1] + new_lines + lines[first - 1 :]
+    new_text = "".join(out)
+    if not _has_torch_import(tree_mod):
+        new_text = _insert_after_imports(new_text, [_need("torch-import", s.torch)], ast.parse(new_text))
+    where = f"{_rel(callee.path)}:{fn.lineno}"
+    notes = (f"{where}: {deco.split('#')[0].strip()} on `{fn.name}`",) + ((callee.moved,) if callee.moved else ())
+    return Plan(kind, title.format(fn=fn.name, where=where), notes, (FileEdit(callee.path, text, new_text),),
+                f"{kind}:{callee.path}:{fn.name}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _returns_plain_values(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Results dynamo keeps as constants: numbers, strings, bools, containers of them (not instances)."""
+    if fn.returns is not None:
+        text = ast.unparse(fn.returns).replace(" ", "")
+        return bool(re.fullmatch(r"(?:int|float|bool|str|bytes|None|dict|list|tuple|Optional\[\w+\]"
+                                 r"|(?:dict|list|tuple|Dict|List|Tuple)\[.*\])", text))
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and _owner(fn, node) and node.value is not None:
+            v = node.value
+            if isinstance(v, ast.Lambda):
+                return False
+            if isinstance(v, ast.Call):
+                name = _terminal(v.func) or ""
+                if name[:1].isupper():
+                    return False
+    return True
+
+
+def _call_items(call: ast.Call) -> list[tuple[int | str, ast.expr]]:
+    return [*enumerate(call.args), *((str(k.arg), k.value) for k in call.keywords)]
+
+
+def _param_kinds(fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[int | str, str]:
+    """For each argument of the call: "const" when the callee's annotation says it is not a tensor."""
+    a = fn.args
+    params = [*a.posonlyargs, *a.args]
+    out: dict[int | str, str] = {}
+    by_name = {p.arg: p for p in [*params, *a.kwonlyargs]}
+    for key, _ in _call_items(call):
+        p = params[key] if isinstance(key, int) and key < len(params) else by_name.get(str(key))
+        if p is not None and p.annotation is not None:
+            text = ast.unparse(p.annotation).replace(" ", "")
+            if text in ("int", "float", "bool", "str", "bytes", "Optional[int]", "Optional[str]", "tuple[int,...]"):
+                out[key] = "const"
+    return out
+
+
+def _constant_arg(node: ast.expr) -> bool:
+    """Arguments whose value is known while tracing: literals, shapes, sizes, attributes of self."""
+    if _literal(node):
+        return True
+    src = ast.unparse(node)
+    if re.search(r"\.(shape|size\(|ndim|dim\(|dtype|device)", src) or src.startswith("len("):
+        return True
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return True
+    return False
+
+
+def _plan_assume_constant(s: Situation, loc: Locator) -> Plan | None:
+    return _decorate(s, loc, "assume-constant",
+                     "Run `{fn}` once while tracing and keep its result as a constant ({where})")
+
+
+def _plan_disable(s: Situation, loc: Locator) -> Plan | None:
+    if s.fullgraph is not False:
+        return None  # under fullgraph (or when the log does not say) a disabled function is itself an error
+    return _decorate(s, loc, "disable", "Run `{fn}` eagerly with @torch.compiler.disable ({where}); the graph may break")
+
+
+# --- statements: the is_compiling guard, moving an import out --------------------------------------
+
+
+def _culprit_stmt(s: Situation, loc: Locator) -> tuple[Located, ast.Module, ast.stmt] | None:
+    if s.culprit is None:
+        return None
+    where = loc.locate(s.culprit)
+    tree = _parse(where.path)
+    stmt = _stmt_at(tree, where.line)
+    if stmt is None:
+        return None
+    return where, tree, stmt
+
+
+def _side_effect_only(stmt: ast.stmt) -> bool:
+    """A statement whose result nothing after it reads: a call for its effect, or a store into an
+    attribute or item (not a local name)."""
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Call)
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return all(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets)
+    return False
+
+
+def _plan_guard(s: Situation, loc: Locator) -> Plan | None:
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    fn = _func_at(tree, where.line)
+    if fn is None:
+        raise PlanError("the statement is at module level")
+    if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef,
+                         ast.Return, ast.Import, ast.ImportFrom)):
+        return None
+    group = _dead_under_compile(fn, stmt)
+    if group is None:
+        raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
+                        "skipping it under compile would change what the code computes")
+    text = _read(where.path)
+    lines = _lines(text)
+    nl = _newline(text)
+    for st in sorted(group, key=lambda n: -n.lineno):  # bottom up: earlier line numbers stay valid
+        l0, l1 = st.lineno - 1, (st.end_lineno or st.lineno) - 1
+        first = lines[l0]
+        if first[: st.col_offset].strip() or (l1 + 1 < len(lines) and _same_line_tail(lines[l1], st)):
+            raise PlanError("the statement shares its line with another")
+        indent = _indent_of(first)
+        body = "".join("    " + ln if ln.strip() else ln for ln in lines[l0 : l1 + 1]).rstrip("\r\n")
+        guard = fill(_need("guard", s.torch), stmt=body)
+        new_lines = [(indent + g if i == 0 else g) + nl for i, g in enumerate(guard.split("\n"))]
+        lines = lines[:l0] + new_lines + lines[l1 + 1 :]
+    new_text = "".join(lines)
+    if not _has_torch_import(tree):
+        new_text = _insert_after_imports(new_text, [_need("torch-import", s.torch)], ast.parse(new_text))
+    rel = f"{_rel(where.path)}:{where.line}"
+    kind_of = "a library patch" if "site-packages" in where.path or s.caller is not None else "your code"
+    others = sorted(st.lineno for st in group if st is not stmt)
+    also = f" (with line(s) {', '.join(map(str, others))}, which only use its result)" if others else ""
+    notes = (f"{rel}{also}: runs only in eager now ({kind_of}); under torch.compile it is skipped",) + \
+        ((where.moved,) if where.moved else ())
+    return Plan("guard", f"Guard {rel} with torch.compiler.is_compiling()", notes,
+                (FileEdit(where.path, text, new_text),), f"guard:{where.path}:{stmt.lineno}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
+def _same_line_tail(line: str, st: ast.stmt) -> bool:
+    """Another statement after this one on its last line (`a(); b()`)."""
+    tail = line.encode("utf-8")[st.end_col_offset or 0 :].decode("utf-8", "replace").strip()
+    return bool(tail) and not tail.startswith("#")
+
+
+def _simple_stmts(fn: ast.AST) -> list[ast.stmt]:
+    return [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and not isinstance(n, (
+        ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+        ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _stores(st: ast.stmt) -> set[str]:
+    targets: list[ast.expr] = []
+    if isinstance(st, ast.Assign):
+        targets = list(st.targets)
+    elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
+        targets = [st.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement and every later one that only uses what it computes, when none of them feeds anything
+    else (the return value, a condition, a tensor): skipping them all under compile changes no result."""
+    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return None
+    if isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Call):
+        return None
+    group = [stmt]
+    names = _stores(stmt)
+    simple = _simple_stmts(fn)
+    compound_heads = [n for n in ast.walk(fn) if isinstance(n, (ast.If, ast.For, ast.While, ast.With))]
+    todo = set(names)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        seen.add(name)
+        for head in compound_heads:
+            test = getattr(head, "test", None) or getattr(head, "iter", None)
+            items = getattr(head, "items", None)
+            exprs = [test] if test is not None else [i.context_expr for i in items or []]
+            if any(name in _loads(e) for e in exprs if e is not None):
+                return None
+        for st in simple:
+            if st in group or st.lineno <= stmt.lineno and st is not stmt and name not in _loads(st):
+                continue
+            if name not in _loads(st):
+                continue
+            if isinstance(st, ast.Return):
+                return None
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                group.append(st)
+                continue
+            if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                group.append(st)
+                todo |= _stores(st) - seen
+                continue
+            return None
+    # a store into an attribute or item (self.x = ..., os.environ[...] = ...) stays in the object: fine;
+    # a local name that nothing reads after is fine too
+    return group
+
+
+def _plan_move_import(s: Situation, loc: Locator) -> Plan | None:
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return None
+    fn = _func_at(tree, where.line)
+    if fn is None:
+        return None
+    if isinstance(stmt, ast.ImportFrom) and stmt.level:
+        pass  # relative imports move as they are: the module is the same
+    text = _read(where.path)
+    lines = _lines(text)
+    l0, l1 = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
+    if lines[l0][: stmt.col_offset].strip():
+        raise PlanError("the import shares its line with another statement")
+    indent = _indent_of(lines[l0])
+    nl = _newline(text)
+    only = len(fn.body) == 1 or (len(fn.body) == 2 and isinstance(fn.body[0], ast.Expr)
+                                  and isinstance(getattr(fn.body[0], "value", None), ast.Constant))
+    repl = [indent + "pass" + nl] if only else []
+    stripped = lines[:l0] + repl + lines[l1 + 1 :]
+    stmt_text = " ".join(x.strip() for x in lines[l0 : l1 + 1])
+    new_text = "".join(stripped)
+    new_text = _insert_after_imports(new_text, [fill(_need("move-import", s.torch), stmt=stmt_text,
+                                                      function=fn.name)], ast.parse(new_text))
+    rel = f"{_rel(where.path)}:{where.line}"
+    return Plan("move-import", f"Move the import at {rel} out of `{fn.name}` to module level",
+                (f"{rel}: `{stmt_text}` now runs once, when the module loads",), (FileEdit(where.path, text, new_text),),
+                f"move-import:{where.path}:{stmt_text}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _function_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    a = fn.args
+    names = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names |= {(al.asname or al.name).split(".")[0] for al in n.names}
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn:
+            names.add(n.name)
+    return names
+
+
+def _top_level_of(tree: ast.Module, line: int) -> ast.stmt | None:
+    for node in tree.body:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            return node
+    return None
+
+
+def _plan_move_to_module(s: Situation, loc: Locator) -> Plan | None:
+    """A class statement (or a call with constant arguments whose result is no tensor) taken out of a
+    traced function and done once at module level."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    fn = _func_at(tree, where.line)
+    if fn is None:
+        return None
+    if isinstance(stmt, ast.ClassDef):
+        return _move_class(s, where, tree, fn, stmt)
+    return _first_of_pairs(s, loc, _hoist_call_for)
+
+
+def _move_class(s: Situation, where: Located, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                cls: ast.ClassDef) -> Plan | None:
+    local = _function_locals(fn) - {cls.name}
+    used = set()
+    for part in [*cls.decorator_list, *cls.bases, *(k.value for k in cls.keywords), *cls.body]:
+        used |= _loads(part)
+    clash = sorted(used & local)
+    if clash:
+        raise PlanError(f"class `{cls.name}` uses the function's own names ({', '.join(clash)}): it cannot move")
+    top = _top_level_of(tree, fn.lineno)
+    if top is None:
+        return None
+    text = _read(where.path)
+    lines = _lines(text)
+    nl = _newline(text)
+    first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+    l0, l1 = first - 1, (cls.end_lineno or cls.lineno) - 1
+    block = lines[l0 : l1 + 1]
+    cut = len(_indent_of(block[0]))
+    moved = [ln[cut:] if ln[:cut].strip() == "" else ln.lstrip() for ln in block]
+    if not moved[-1].endswith(("\n", "\r")):
+        moved[-1] += nl
+    remaining = lines[:l0] + lines[l1 + 1 :]
+    top_first = min([top.lineno, *(d.lineno for d in getattr(top, "decorator_list", []))]) - 1
+    note = fill(_need("move-to-module", s.torch), what=f"class {cls.name}", function=fn.name) + nl
+    new_lines = remaining[:top_first] + [note] + moved + [nl, nl] + remaining[top_first:]
+    new_text = "".join(new_lines)
+    try:
+        ast.parse(new_text)
+    except SyntaxError:
+        raise PlanError(f"moving class `{cls.name}` would leave `{fn.name}` empty") from None
+    rel = f"{_rel(where.path)}:{where.line}"
+    return Plan("move-to-module", f"Move class `{cls.name}` out of `{fn.name}` to module level ({rel})",
+                (f"{rel}: the class is built once, when the module loads, instead of on every call",),
+                (FileEdit(where.path, text, new_text),), f"move-class:{where.path}:{cls.name}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
+def _hoist_call_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Plan | None:
+    site_f, callee_f = pair
+    site = loc.locate(site_f)
+    callee = loc.locate(callee_f)
+    tree = _parse(site.path)
+    stmt = _stmt_at(tree, site.line)
+    call = _call_on_line(tree, stmt, site.line, callee_f.function) if stmt is not None else None
+    if call is None:
+        raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}`")
+    if not _is_plain_ref(call.func):
+        raise PlanError(f"`{ast.unparse(call.func)}` is a method or computed callable")
+    if not all(_literal(x) for _, x in _call_items(call)):
+        raise PlanError(f"`{ast.unparse(call)}` passes values known only at run time: it cannot move to module level")
+    ctree = _parse(callee.path)
+    cfn = _func_named(ctree, callee_f.function, callee.line)
+    if cfn is None or _return_schema(cfn) is not None:
+        return None  # it returns tensors: a module-level value would freeze them
+    fn = _func_at(tree, site.line)
+    if fn is None or _top_level_of(tree, fn.lineno) is None:
+        return None
+    expr = ast.unparse(call.func).split(".")[0]
+    if expr in _function_locals(fn):
+        raise PlanError(f"`{expr}` is local to `{fn.name}`")
+    text = _read(site.path)
+    nl = _newline(text)
+    name = f"_CRASHLENS_{_ident(callee_f.function).upper()}"
+    new_text = _replace_span(text, call, name)
+    new_tree = ast.parse(new_text)
+    # after the caller's own top-level statement and, when the callee is in this file, after its def
+    after = (_top_level_of(new_tree, fn.lineno) or fn).end_lineno or fn.lineno
+    if os.path.abspath(callee.path) == os.path.abspath(site.path):
+        top = _top_level_of(new_tree, cfn.lineno)
+        after = max(after, (top.end_lineno if top else cfn.end_lineno) or 0)
+    lines = _lines(new_text)
+    stmt_text = fill(_need("hoist-call", s.torch), name=name, call=ast.unparse(call), function=fn.name)
+    lines = lines[:after] + [nl, nl, stmt_text + nl] + lines[after:]
+    new_text = "".join(lines)
+    rel = f"{_rel(site.path)}:{site.line}"
+    return Plan("move-to-module", f"Call `{ast.unparse(call)}` once at module level instead of in `{fn.name}` ({rel})",
+                (f"{rel}: `{ast.unparse(call)}` becomes `{name}`, computed when the module loads",),
+                (FileEdit(site.path, text, new_text),), f"hoist:{site.path}:{name}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
+def _plan_where(s: Situation, loc: Locator) -> Plan | None:
+    """`if <tensor condition>: x = a [else: x = b]` becomes `x = torch.where(<condition>, a, b or x)`."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    node = None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If) and n.lineno == where.line:
+            node = n
+    if node is None:
+        return None
+    fn = _func_at(tree, where.line)
+    if fn is None:
+        return None
+
+    def single_assign(body: list[ast.stmt]) -> tuple[str, ast.expr] | None:
+        if len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 \
+                and isinstance(body[0].targets[0], ast.Name):
+            return body[0].targets[0].id, body[0].value
+        return None
+
+    then = single_assign(node.body)
+    if then is None:
+        raise PlanError("the branch does more than assign one name: rewrite it with torch.where or torch.cond by hand")
+    other = single_assign(node.orelse) if node.orelse else None
+    if node.orelse and (other is None or other[0] != then[0]):
+        raise PlanError("the two branches assign different things")
+    target = then[0]
+    if other is None and target not in _function_locals(fn):
+        raise PlanError(f"`{target}` has no value when the branch is not taken")
+    if other is None:
+        before = [st for st in _simple_stmts(fn) if st.lineno < node.lineno and target in _stores(st)]
+        params = {p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+        if not before and target not in params:
+            raise PlanError(f"`{target}` has no value when the branch is not taken")
+    if any(isinstance(n, (ast.Call)) and _terminal(n.func) in ("print", "append", "extend") for n in ast.walk(node)):
+        raise PlanError("the branch has side effects")
+    text = _read(where.path)
+    lines = _lines(text)
+    nl = _newline(text)
+    l0, l1 = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    indent = _indent_of(lines[l0])
+    new = fill(_need("where", s.torch), target=target, cond=ast.unparse(node.test), then=ast.unparse(then[1]),
+               other=ast.unparse(other[1]) if other else target)
+    new_text = "".join(lines[:l0] + [indent + new + nl] + lines[l1 + 1 :])
+    if not _has_torch_import(tree):
+        new_text = _insert_after_imports(new_text, [_need("torch-import", s.torch)], ast.parse(new_text))
+    rel = f"{_rel(where.path)}:{where.line}"
+    return Plan("where", f"Branch on the tensor condition at {rel} with torch.where instead of `if`",
+                (f"{rel}: both sides are computed and torch.where picks per element; the result is the same "
+                 "where the condition is a single boolean",),
+                (FileEdit(where.path, text, new_text),), f"where:{where.path}:{node.lineno}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
+_PLANNERS = {
+    "register-fake": _plan_register_fake,
+    "custom-op": _plan_custom_op,
+    "assume-constant": _plan_assume_constant,
+    "move-import": _plan_move_import,
+    "move-to-module": _plan_move_to_module,
+    "where": _plan_where,
+    "guard": _plan_guard,
+    "disable": _plan_disable,
+}
+
+__all__ = ["FileEdit", "Locator", "NoPlan", "Plan", "PlanError", "UserError", "eager_too", "forget_files",
+           "is_stdlib", "is_torch", "plan_fix", "template"]
