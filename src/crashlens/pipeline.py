@@ -39,6 +39,8 @@ class SourceSession:
     name: str
     cat: Catalog
     next_blockers: NextBlockers | None = None
+    # What a record no signature matches becomes (mine's unknown groups); None: nothing, as in a scan.
+    unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None
     lines: int = 0
     extractor: RecordExtractor = field(default_factory=RecordExtractor)
     facts: FactCollector | None = None
@@ -89,7 +91,7 @@ class SourceSession:
         out = []
         assert self.facts is not None
         for rec in records:
-            d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
+            d = self._diagnose_one(rec)
             if len(self.kept) < MAX_KEPT_RECORDS:
                 self.kept.append(rec)
                 self._diagnosed.append((self.facts.facts.known(), d))
@@ -98,6 +100,13 @@ class SourceSession:
             if d is not None:
                 out.append(d)
         return out
+
+    def _diagnose_one(self, rec: CrashRecord) -> Diagnosis | None:
+        assert self.facts is not None
+        d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
+        if d is None and self.unmatched is not None:
+            d = self.unmatched(rec)
+        return d
 
     def final_diagnoses(self, early: list[Diagnosis]) -> list[Diagnosis]:
         """Re-diagnose with every fact of the source known (server arguments may come late)."""
@@ -108,7 +117,7 @@ class SourceSession:
         out = []
         for rec, (then, d) in zip(self.kept, self._diagnosed):
             if then != known:
-                d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
+                d = self._diagnose_one(rec)
             if d is not None:
                 out.append(d)
         return out
@@ -124,8 +133,9 @@ class ScanResult:
         return sum(n for _, n in self.sources)
 
 
-def scan_lines(name: str, lines: Iterable[str], cat: Catalog, next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
-    s = SourceSession(name, cat, next_blockers)
+def scan_lines(name: str, lines: Iterable[str], cat: Catalog, next_blockers: NextBlockers | None = None,
+               unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None) -> tuple[int, list[Diagnosis]]:
+    s = SourceSession(name, cat, next_blockers, unmatched)
     early: list[Diagnosis] = []
     for text in lines:
         early.extend(s.feed(text))
@@ -140,17 +150,19 @@ def scan_chunks(
     next_blockers: NextBlockers | None = None,
     replay: Callable[[], Iterable[bytes]] | None = None,
     native: bool = True,
+    unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None,
 ) -> tuple[int, list[Diagnosis]]:
     """scan_located for chunks of whole lines (read.iter_line_chunks), located natively on worker
     threads when crashlens has its native parts (locate.py) and `native` is set."""
     pf = Prefilter(cat)
     locator = Locator.create(pf.markers) if native else None
     pairs = locator.ahead(chunks) if locator is not None else ((c, None) for c in chunks)
-    return scan_located(name, pairs, cat, next_blockers, replay, pf)
+    return scan_located(name, pairs, cat, next_blockers, replay, pf, unmatched)
 
 
 def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
-              next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
+              next_blockers: NextBlockers | None = None,
+              unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None) -> tuple[int, list[Diagnosis]]:
     """A file opened by read.open_source: a regular file is read in byte ranges by the native
     locator's workers (locate.py); anything else (gzip, a FIFO, no native parts) as a stream of
     chunks. Records still open at the end are put in order by reading the file again."""
@@ -167,8 +179,9 @@ def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
         pf = Prefilter(cat)
         locator = Locator.create(pf.markers)
         if locator is not None:
-            return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf)
-    return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay)
+            return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf,
+                                unmatched)
+    return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay, unmatched=unmatched)
 
 
 def scan_located(
@@ -178,6 +191,7 @@ def scan_located(
     next_blockers: NextBlockers | None = None,
     replay: Callable[[], Iterable[bytes]] | None = None,
     pf: Prefilter | None = None,
+    unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None,
 ) -> tuple[int, list[Diagnosis]]:
     """scan_lines for a source read as chunks of whole lines (read.iter_line_chunks), each with its
     lines of interest where they were located natively (locate.py), with the same result, framing
@@ -190,8 +204,9 @@ def scan_located(
     `replay` gives the chunks again from the start; with it, records still open at the end are
     finished in the order scan_lines would finish them (the order their ranks first appear).
     `pf`: the Prefilter whose markers located the chunks (one is made if none is given).
+    `unmatched`: what a record no signature matches becomes (SourceSession.unmatched).
     """
-    s = SourceSession(name, cat, next_blockers)
+    s = SourceSession(name, cat, next_blockers, unmatched)
     if pf is None:
         pf = Prefilter(cat)
     extractor = s.extractor
