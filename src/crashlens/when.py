@@ -122,3 +122,27 @@ def _until_cut(chunks: Iterator[bytes]) -> Iterator[bytes]:
         yield from chunks
     except (EOFError, OSError, zlib.error):
         return
+
+
+def with_times(doc: dict[str, object], paths: dict[str, str]) -> dict[str, object]:
+    """A scan document (render.json.document) whose occurrences carry the time their log line has,
+    for the HTML report's timeline; `paths`: source name -> file (sources not in it, stdin, get none)."""
+    wanted: dict[str, set[int]] = {}
+    for d in doc.get("diagnoses", []):  # type: ignore[attr-defined]
+        for o in d["occurrences"]:
+            if o["source"] in paths:
+                wanted.setdefault(o["source"], set()).add(o["line"])
+    times: dict[str, dict[int, str | None]] = {}
+    for name, lines in wanted.items():
+        try:
+            times[name] = line_times(paths[name], lines)
+        except Exception:  # noqa: BLE001 - a time is an extra; a file gone since the scan has none
+            times[name] = {}
+    order = {name: i for i, name in enumerate(s["name"] for s in doc.get("sources", []))}  # type: ignore[attr-defined]
+    for d in doc.get("diagnoses", []):  # type: ignore[attr-defined]
+        for o in d["occurrences"]:
+            o["time"] = times.get(o["source"], {}).get(o["line"])
+        # earliest first: by time where every copy has one, else in the logs' order
+        timed = all(o["time"] for o in d["occurrences"])
+        d["occurrences"].sort(key=lambda o: (o["time"] if timed else "", order.get(o["source"], 0), o["line"]))
+    return doc

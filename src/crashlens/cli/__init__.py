@@ -30,12 +30,12 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("audit", "audit", "Find every call dynamo will reject in a library's call chain, statically."),
     "signatures": ("signatures", "signatures", "Show and check the signature catalog."),
     "explain": ("signatures", "explain", "Explain one signature: meaning, cause, fixes by context."),
-    "mine": ("mine", "mine", "Cluster crashes that no signature knows yet."),
+    "mine": ("mine", "mine", "Group every crash of many logs by diagnosis id (local or Ray engine)."),
 }
 # Words that the group answers itself rather than reading them as a log file's name.
 GROUP_WORDS = ("--help", "-h", "--version")
 # The scan command's output formats.
-FORMATS = ("terminal", "json", "jsonl")
+FORMATS = ("terminal", "json", "jsonl", "html")
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -15,7 +15,7 @@ from ..cipaths import Location, LocationMapper, expand_inputs, locate_all
 from ..pipeline import ScanResult, combine, scan_file, scan_lines
 from ..read import InputError, iter_lines, open_source
 
-FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json")
+FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json", "html")
 _ORDER_KEY = "crashlens.ci.option_order"
 
 
@@ -125,6 +125,11 @@ def render(fmt: str, result: ScanResult, locations: dict[str, Location], cat: Ca
         return gitlab.render(result, locations)
     from ..render import json as json_render
 
+    if fmt == "html":
+        from ..render.html import render_scan
+        from ..when import with_times
+
+        return render_scan(with_times(json_render.document(result), {n: n for n, _ in result.sources}))
     return json_render.render(result)
 
 

@@ -109,6 +109,12 @@ def scan_and_report(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...
         from ..render.json import render
 
         out.write(render(result))
+    elif fmt == "html":
+        from ..render.html import render_scan
+        from ..render.json import document
+        from ..when import with_times
+
+        out.write(render_scan(with_times(document(result), {f: f for f in files if f != "-"})))
     elif fmt == "jsonl":
         from ..render.json import render_line
 
