@@ -186,3 +186,14 @@ def test_no_line_of_any_format_starts_a_workflow_command(tmp_path):
             assert p.returncode == 0
             for line in p.stdout.decode().splitlines():
                 assert not line.lstrip().startswith("::"), (fmt, cols, line)
+
+
+def test_ray_engine_gives_the_local_engines_groups(fleet):
+    pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]')")
+    out, doc = fleet
+    local = _mine_json("--all", str(out))
+    p = run_cli("mine", "--format", "json", "--all", "--engine", "ray", str(out), timeout=300)
+    assert p.returncode == 0, p.stderr.decode()[-2000:]
+    ray = json.loads(p.stdout)
+    assert ray["groups"] == local["groups"]
+    assert {g["id"]: g["count"] for g in ray["groups"]} == doc["expected"]

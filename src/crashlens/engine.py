@@ -53,6 +53,8 @@ def run_ray(paths: list[str], signatures: tuple[str, ...], address: str | None =
         raise EngineError(RAY_INSTALL) from None
     import logging
 
+    if address is not None:
+        _reachable(address)
     started = False
     if not ray.is_initialized():
         try:
@@ -85,6 +87,22 @@ def run_ray(paths: list[str], signatures: tuple[str, ...], address: str | None =
     finally:
         if started:
             ray.shutdown()
+
+
+def _reachable(address: str, timeout: float = 5.0) -> None:
+    """A cluster address that does not answer is one line now, not minutes of Ray's own retries."""
+    import socket
+
+    if address == "auto" or address.startswith("local"):
+        return
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise EngineError(f"--ray-address {address}: give host:port, ray://host:port or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise EngineError(f"--ray-address {address}: no Ray cluster answers there ({e.strerror or e})") from None
 
 
 def run(engine: str, paths: list[str], signatures: tuple[str, ...], jobs: int | None,

@@ -88,6 +88,16 @@ def _lines(fh: BinaryIO, name: str) -> Iterator[str]:
 
 
 def scan_artifacts(files: list[str], cat: Catalog) -> ScanResult:
+    from .scan import _progress
+
+    with _progress(files) as bar:
+        per_source = _scan_artifacts(files, cat, bar)
+    return combine(per_source)
+
+
+def _scan_artifacts(files: list[str], cat: Catalog, bar: Any) -> list[tuple[str, int, list[Any]]]:
+    from .scan import _size
+
     per_source = []
     for name in files:
         src, fh = open_source(name)
@@ -99,7 +109,8 @@ def scan_artifacts(files: list[str], cat: Catalog) -> ScanResult:
         finally:
             fh.close()
         per_source.append((src.name, n, diags))
-    return combine(per_source)
+        bar.advance(_size(name), 1, len(diags))
+    return per_source
 
 
 def render(fmt: str, result: ScanResult, locations: dict[str, Location], cat: Catalog) -> str:
