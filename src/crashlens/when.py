@@ -9,7 +9,7 @@ from .read import iter_line_chunks, open_source
 
 # Lines looked at, back from a line without a timestamp (an unprefixed traceback line), for the
 # nearest one that has one: it was printed then or just before.
-LOOK_BACK = 32
+LOOK_BACK = 256
 
 # Searched in a line's first bytes only: a timestamp is part of a prefix, not of the message.
 _HEAD = 96
@@ -76,13 +76,20 @@ RESTART_MARKERS = (b"server_args=ServerArgs(", b"Init torch distributed begin.",
 
 def _marker_lines(chunk: bytes) -> list[int]:
     """1-based line numbers, within a chunk of whole lines, of lines holding a restart marker."""
-    found: set[int] = set()
+    starts: list[int] = []
     for marker in RESTART_MARKERS:
         pos = chunk.find(marker)
         while pos >= 0:
-            found.add(chunk.count(b"\n", 0, pos) + 1)
-            pos = chunk.find(marker, chunk.find(b"\n", pos) + 1) if chunk.find(b"\n", pos) >= 0 else -1
-    return sorted(found)
+            starts.append(pos)
+            pos = chunk.find(marker, pos + len(marker))
+    found: list[int] = []
+    line, at = 1, 0
+    for pos in sorted(starts):  # newlines counted once, from one position to the next
+        line += chunk.count(b"\n", at, pos)
+        at = pos
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
 
 
 def _back(lines: list[bytes], i: int) -> str | None:
