@@ -28,8 +28,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import gen_fleet  # noqa: E402
-import gen_log  # noqa: E402
+import gen_fleet
+import gen_log
 
 EXE = [str(Path(sys.executable).parent / "crashlens")]
 
@@ -98,10 +98,9 @@ def main() -> int:
     one = Path(a.out) / f"fleet-{a.files}-{a.size}.concat.log"
     if not one.exists():
         with open(one, "wb") as w:
-            for p in sorted(root.rglob("server-*")):
-                w.write(gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes())
-    scan_wall, scan_cpu, _, _ = run(["scan", "--no-audit", "-j", "1", "--format", "json", str(one)])
-    m1_wall, m1_cpu, _, out1 = run(["mine", "--all", "--format", "json", "-j", "1", str(root)])
+            w.writelines(gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes() for p in sorted(root.rglob("server-*")))
+    _, scan_cpu, _, _ = run(["scan", "--no-audit", "-j", "1", "--format", "json", str(one)])
+    _, m1_cpu, _, out1 = run(["mine", "--all", "--format", "json", "-j", "1", str(root)])
     mj_wall, mj_cpu, peak, outj = run(["mine", "--all", "--format", "json", "-j", str(a.jobs), str(root)],
                                       sample_rss=True)
     got = json.loads(outj)

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import gen_log  # noqa: E402
+import gen_log
 
 
 def alone(sample: Path) -> list[str]:

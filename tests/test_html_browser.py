@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SAMPLES, run_cli
 
 CHROMIUM = os.environ.get("CRASHLENS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -123,7 +122,7 @@ def test_filters_filter(browser, report):
     path, doc = report
     page, _ = _open(browser, path)
     items = page.locator("section.item")
-    visible = lambda: [items.nth(i).get_attribute("data-id") for i in range(items.count())  # noqa: E731
+    visible = lambda: [items.nth(i).get_attribute("data-id") for i in range(items.count())
                        if items.nth(i).is_visible()]
     assert len(visible()) == len(doc["groups"])
     page.select_option("#f-rank", "Worker_TP1")

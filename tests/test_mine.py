@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SAMPLES, run_cli
 
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -12,7 +12,6 @@ import threading
 import time
 
 import pytest
-
 from conftest import SAMPLES, crashlens_exe
 
 _SGR_COLOUR = re.compile(rb"\x1b\[[0-9;]*(?:3[0-9]|9[0-7]|38;)[0-9;]*m")

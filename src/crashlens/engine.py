@@ -68,13 +68,13 @@ def run_ray(paths: list[str], signatures: tuple[str, ...], address: str | None =
     try:
         task = ray.remote(num_cpus=1, max_retries=2)(mine_file)
         # A bounded window of tasks in flight: the results waiting to be merged stay few.
-        window = in_flight or max(8, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        window = in_flight or max(8, 2 * int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
         todo = iter(enumerate(paths))
         pending: list[object] = []
 
         def submit() -> None:
             for i, p in todo:
-                pending.append(task.remote(os.path.abspath(p), i, signatures, p))
+                pending.append(task.remote(os.path.abspath(p), i, signatures, p))  # type: ignore[call-arg]
                 if len(pending) >= window:
                     return
 

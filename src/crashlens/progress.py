@@ -46,7 +46,7 @@ class Progress:
         self._timer: Any = None
         self._lock = threading.Lock()
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Progress:  # noqa: PYI034
         if self.enabled:  # one long file gives no advance until it is done: show the bar anyway
             self._timer = threading.Timer(self.delay, self.tick)
             self._timer.daemon = True
@@ -80,7 +80,8 @@ class Progress:
 
     def _open(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress as Bar, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, DownloadColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
 
         console = Console(file=self.stream, no_color="NO_COLOR" in os.environ, highlight=False,
                           markup=False, emoji=False)

@@ -62,7 +62,7 @@ def _lines(fh: object) -> Iterator[str]:
 
 def lines_before(path: str, line: int, n: int = 6) -> list[str]:
     """Up to `n` log lines before `line`: real log text that is not this crash."""
-    src, fh = open_source(path)
+    _src, fh = open_source(path)
     out: list[str] = []
     try:
         for k, text in enumerate(_lines(fh), 1):

@@ -76,7 +76,7 @@ def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool, j
 
 
 class _NoProgress:
-    def __enter__(self) -> _NoProgress:
+    def __enter__(self) -> _NoProgress:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:
