@@ -196,3 +196,27 @@ def test_ray_engine_gives_the_local_engines_groups(fleet):
     ray = json.loads(p.stdout)
     assert ray["groups"] == local["groups"]
     assert {g["id"]: g["count"] for g in ray["groups"]} == doc["expected"]
+
+
+def _lines(path: Path, n: int) -> str:
+    return "".join(path.read_text().splitlines(keepends=True)[:n])
+
+
+def test_a_log_cut_off_mid_traceback_counts_with_its_crash(tmp_path):
+    rec = SAMPLES / "raw" / "print-call.log"
+    (tmp_path / "a.log").write_bytes(rec.read_bytes())
+    (tmp_path / "b.log").write_text(_lines(rec, 12))  # the same crash, the log cut before its exception line
+    got = _mine_json("--all", str(tmp_path))
+    (g,) = got["groups"]
+    assert g["signature"] == "print-call" and g["count"] == 2 and len(g["sources"]) == 2
+    assert len(g["merged_ids"]) == 1 and got["crashes"] == 2
+
+
+def test_a_cut_copy_two_crashes_could_own_stays_apart(tmp_path):
+    # only the launcher's frames survived: print-call's or time-call's, nobody can tell
+    (tmp_path / "a.log").write_bytes((SAMPLES / "raw" / "print-call.log").read_bytes())
+    (tmp_path / "b.log").write_bytes((SAMPLES / "raw" / "time-call.log").read_bytes())
+    (tmp_path / "c.log").write_text(_lines(SAMPLES / "raw" / "print-call.log", 6))
+    got = _mine_json("--all", str(tmp_path))
+    assert sorted(g["signature"] for g in got["groups"]) == ["print-call", "time-call", "unknown"]
+    assert got["crashes"] == 3

@@ -74,7 +74,7 @@ class Group:
     id: str
     diagnosis: Diagnosis  # the richest copy, occurrences left out (see timeline)
     known: bool  # a signature names it exactly (not the generic fallback, not a near match)
-    count: int
+    runs: set[tuple[int, int | None]]  # (file, round): each server run that hit it
     sources: dict[str, int]  # source name -> its position in the file list
     ranks: set[str]
     first: Seen
@@ -82,6 +82,13 @@ class Group:
     example: Seen  # where the richest copy is
     timeline: list[Seen]  # the earliest MAX_TIMELINE occurrences, in first_key order
     merged: set[str] = field(default_factory=set)  # ids of groups folded into this one
+    frames: tuple[tuple[str, int, str], ...] = ()  # the richest copy's traceback, for finding its cut copies
+
+    @property
+    def count(self) -> int:
+        """How many times the crash happened: the server runs that hit it (a log, or a round of it
+        between restarts), however many copies each printed."""
+        return len(self.runs)
 
     @property
     def signature(self) -> str | None:
@@ -165,8 +172,11 @@ def _mine_file(path: str, index: int, signatures: tuple[str, ...], name: str) ->
     cat = get_catalog(list(signatures))
     warnings: list[str] = []
 
-    def unmatched(rec: CrashRecord) -> Diagnosis | None:
-        return unknown_diagnosis(rec, cat)
+    frames: dict[tuple[int, str | None], tuple[tuple[str, int, str], ...]] = {}
+
+    def on_record(rec: CrashRecord, d: Diagnosis | None) -> Diagnosis | None:
+        frames[(rec.start_line, rec.rank)] = record_frames(rec)
+        return d if d is not None else unknown_diagnosis(rec, cat)
 
     _src, fh = open_source(path)
     try:
@@ -178,17 +188,26 @@ def _mine_file(path: str, index: int, signatures: tuple[str, ...], name: str) ->
 
             # Small reads: a cut .gz loses only what the last read would have given.
             n, diags = scan_chunks(name, _until_cut(iter_line_chunks(fh, 1 << 16), (name, warnings)), cat,
-                                   None, replay, unmatched=unmatched)
+                                   None, replay, on_record=on_record)
         else:
-            n, diags = scan_file(name, path, fh, cat, None, unmatched)
+            n, diags = scan_file(name, path, fh, cat, None, on_record)
     finally:
         fh.close()
     if not diags:
         return FileResult(index, name, size, n, (), tuple(warnings))
     restarts: list[int] = []
     times = line_times(path, (o.line for d in diags for o in d.occurrences), restarts)
-    return FileResult(index, name, size, n, tuple(file_groups(diags, index, times, cat, restarts)),
+    return FileResult(index, name, size, n, tuple(file_groups(diags, index, times, cat, restarts, frames)),
                       tuple(warnings))
+
+
+# Frames of a record's traceback kept per group: enough to recognise a cut copy, bounded.
+MAX_FRAMES = 64
+
+
+def record_frames(rec: CrashRecord) -> tuple[tuple[str, int, str], ...]:
+    """The frames a record's traceback printed, outermost first, every exception of its chain."""
+    return tuple((f.file, f.line, f.function) for b in rec.chain for f in b.frames)[:MAX_FRAMES]
 
 
 def _until_cut(chunks: Iterator[bytes], warn: tuple[str, list[str]] | None) -> Iterator[bytes]:
@@ -203,7 +222,8 @@ def _until_cut(chunks: Iterator[bytes], warn: tuple[str, list[str]] | None) -> I
 
 
 def file_groups(diags: list[Diagnosis], index: int, times: dict[int, str | None], cat: Catalog,
-                restarts: list[int] | None = None) -> list[Group]:
+                restarts: list[int] | None = None,
+                frames: dict[tuple[int, str | None], tuple[tuple[str, int, str], ...]] | None = None) -> list[Group]:
     """One source's diagnoses (one per crash record) as groups: scan's merge folds re-raises and cut-off
     copies into the complete report. A group's count is the number of server runs that hit the crash
     (rounds: the log, cut at each restart line), not the number of copies printed: every rank prints
@@ -221,13 +241,14 @@ def file_groups(diags: list[Diagnosis], index: int, times: dict[int, str | None]
             id=d.id,
             diagnosis=replace(d, occurrences=()),
             known=is_known(d, cat),
-            count=len({s.round for s in seen}),
+            runs={(index, s.round) for s in seen},
             sources={d.occurrences[0].source: index},
             ranks={o.rank for o in d.occurrences if o.rank},
             first=seen[0],
             last=max(seen, key=Seen.last_key),
             example=_seen(best.occurrences[0], index, times, restarts),
             timeline=seen[:MAX_TIMELINE],
+            frames=(frames or {}).get((best.occurrences[0].line, best.occurrences[0].rank), ()),
         ))
     return out
 
@@ -256,6 +277,7 @@ class Groups:
         self.bytes = 0
         self.lines = 0
         self.warnings: list[tuple[int, str]] = []
+        self.finished: list[Group] | None = None
 
     def add(self, result: FileResult) -> None:
         self.files += 1
@@ -274,6 +296,10 @@ class Groups:
 
     @property
     def crashes(self) -> int:
+        """The sum of the counts (of the finished groups, once finish ran: a cut copy folded into its
+        crash's group in the same run is not another crash)."""
+        if self.finished is not None:
+            return sum(g.count for g in self.finished)
         return sum(g.count for g in self.by_id.values())
 
     def finish(self) -> list[Group]:
@@ -281,9 +307,11 @@ class Groups:
         messages merged; most frequent first."""
         groups = [self.by_id[k] for k in sorted(self.by_id)]
         groups = _fold_across(groups)
+        groups = _fold_cut(groups)
         groups = _fuzzy_merge(groups)
         self.warnings.sort()
-        return sorted(groups, key=lambda g: (-g.count, g.first.first_key(), g.id))
+        self.finished = sorted(groups, key=lambda g: (-g.count, g.first.first_key(), g.id))
+        return self.finished
 
 
 def combine(a: Group, b: Group) -> Group:
@@ -300,7 +328,7 @@ def combine(a: Group, b: Group) -> Group:
         id=best.id,
         diagnosis=best.diagnosis,
         known=best.known,
-        count=a.count + b.count,
+        runs=a.runs | b.runs,
         sources={**a.sources, **b.sources},
         ranks=a.ranks | b.ranks,
         first=min(a.first, b.first, key=Seen.first_key),
@@ -308,6 +336,7 @@ def combine(a: Group, b: Group) -> Group:
         example=best.example,
         timeline=timeline,
         merged=merged,
+        frames=best.frames,
     )
 
 
@@ -330,9 +359,35 @@ def _fold_across(groups: list[Group]) -> list[Group]:
 def _absorb(host: Group, part: Group) -> Group:
     """`part` (a cut-off copy) counted as more occurrences of `host`, whose id and diagnosis stay."""
     g = combine(host, part)
-    g.id, g.diagnosis, g.known, g.example = host.id, host.diagnosis, host.known, host.example
+    g.id, g.diagnosis, g.known, g.example, g.frames = host.id, host.diagnosis, host.known, host.example, host.frames
     g.merged = (g.merged | {part.id}) - {host.id}
     return g
+
+
+def _is_cut(g: Group) -> bool:
+    """A copy cut off before its exception line (a truncated log, a rank's piece lost among others')."""
+    d = g.diagnosis
+    return d.signature is None and not d.complete and not (d.exception and d.exception[0]) and bool(g.frames)
+
+
+def _within(part: tuple[tuple[str, int, str], ...], whole: tuple[tuple[str, int, str], ...]) -> bool:
+    n = len(part)
+    return 0 < n < len(whole) and any(whole[i : i + n] == part for i in range(len(whole) - n + 1))
+
+
+def _fold_cut(groups: list[Group]) -> list[Group]:
+    """A cut copy whose frames are part of exactly one complete group's traceback is that crash (scan's
+    merge cannot tell: a diagnosis keeps only the traced frames); where several groups share those
+    frames (a common launcher), it stays a group of its own."""
+    whole = [g for g in groups if not _is_cut(g) and g.frames]
+    by_id = {g.id: g for g in groups}
+    folded: set[str] = set()
+    for g in sorted((g for g in groups if _is_cut(g)), key=lambda g: g.id):
+        hosts = [h for h in whole if _within(g.frames, h.frames)]
+        if len(hosts) == 1:
+            by_id[hosts[0].id] = _absorb(by_id[hosts[0].id], g)
+            folded.add(g.id)
+    return [by_id[g.id] for g in groups if g.id not in folded]
 
 
 def _fuzzy_key(g: Group) -> str:

@@ -39,8 +39,9 @@ class SourceSession:
     name: str
     cat: Catalog
     next_blockers: NextBlockers | None = None
-    # What a record no signature matches becomes (mine's unknown groups); None: nothing, as in a scan.
-    unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None
+    # Sees every record and its diagnosis (None where no signature matches) and gives the diagnosis to
+    # use: mine's unknown groups. None: the diagnosis as it is, as in a scan.
+    on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None
     lines: int = 0
     extractor: RecordExtractor = field(default_factory=RecordExtractor)
     facts: FactCollector | None = None
@@ -104,8 +105,8 @@ class SourceSession:
     def _diagnose_one(self, rec: CrashRecord) -> Diagnosis | None:
         assert self.facts is not None
         d = diagnose(rec, self.cat, self.facts.facts, self.next_blockers)
-        if d is None and self.unmatched is not None:
-            d = self.unmatched(rec)
+        if self.on_record is not None:
+            d = self.on_record(rec, d)
         return d
 
     def final_diagnoses(self, early: list[Diagnosis]) -> list[Diagnosis]:
@@ -134,8 +135,8 @@ class ScanResult:
 
 
 def scan_lines(name: str, lines: Iterable[str], cat: Catalog, next_blockers: NextBlockers | None = None,
-               unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None) -> tuple[int, list[Diagnosis]]:
-    s = SourceSession(name, cat, next_blockers, unmatched)
+               on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None) -> tuple[int, list[Diagnosis]]:
+    s = SourceSession(name, cat, next_blockers, on_record)
     early: list[Diagnosis] = []
     for text in lines:
         early.extend(s.feed(text))
@@ -164,19 +165,19 @@ def scan_chunks(
     next_blockers: NextBlockers | None = None,
     replay: Callable[[], Iterable[bytes]] | None = None,
     native: bool = True,
-    unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None,
+    on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None,
 ) -> tuple[int, list[Diagnosis]]:
     """scan_located for chunks of whole lines (read.iter_line_chunks), located natively on worker
     threads when crashlens has its native parts (locate.py) and `native` is set."""
     pf, locator = shared_prefilter(cat)
     locator = locator if native else None
     pairs = locator.ahead(chunks) if locator is not None else ((c, None) for c in chunks)
-    return scan_located(name, pairs, cat, next_blockers, replay, pf, unmatched)
+    return scan_located(name, pairs, cat, next_blockers, replay, pf, on_record)
 
 
 def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
               next_blockers: NextBlockers | None = None,
-              unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None) -> tuple[int, list[Diagnosis]]:
+              on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None) -> tuple[int, list[Diagnosis]]:
     """A file opened by read.open_source: a regular file is read in byte ranges by the native
     locator's workers (locate.py); anything else (gzip, a FIFO, no native parts) as a stream of
     chunks. Records still open at the end are put in order by reading the file again."""
@@ -193,8 +194,8 @@ def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
         pf, locator = shared_prefilter(cat)
         if locator is not None:
             return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf,
-                                unmatched)
-    return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay, unmatched=unmatched)
+                                on_record)
+    return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay, on_record=on_record)
 
 
 def scan_located(
@@ -204,7 +205,7 @@ def scan_located(
     next_blockers: NextBlockers | None = None,
     replay: Callable[[], Iterable[bytes]] | None = None,
     pf: Prefilter | None = None,
-    unmatched: Callable[[CrashRecord], Diagnosis | None] | None = None,
+    on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None,
 ) -> tuple[int, list[Diagnosis]]:
     """scan_lines for a source read as chunks of whole lines (read.iter_line_chunks), each with its
     lines of interest where they were located natively (locate.py), with the same result, framing
@@ -217,9 +218,9 @@ def scan_located(
     `replay` gives the chunks again from the start; with it, records still open at the end are
     finished in the order scan_lines would finish them (the order their ranks first appear).
     `pf`: the Prefilter whose markers located the chunks (one is made if none is given).
-    `unmatched`: what a record no signature matches becomes (SourceSession.unmatched).
+    `on_record`: sees each record and its diagnosis, gives the one to use (SourceSession.on_record).
     """
-    s = SourceSession(name, cat, next_blockers, unmatched)
+    s = SourceSession(name, cat, next_blockers, on_record)
     if pf is None:
         pf = Prefilter(cat)
     extractor = s.extractor
