@@ -174,8 +174,11 @@ def _mine_file(path: str, index: int, signatures: tuple[str, ...], name: str) ->
 
     frames: dict[tuple[int, str | None], tuple[tuple[str, int, str], ...]] = {}
 
+    ends: dict[tuple[int, str | None], int] = {}
+
     def on_record(rec: CrashRecord, d: Diagnosis | None) -> Diagnosis | None:
         frames[(rec.start_line, rec.rank)] = record_frames(rec)
+        ends[(rec.start_line, rec.rank)] = rec.end_line
         return d if d is not None else unknown_diagnosis(rec, cat)
 
     _src, fh = open_source(path)
@@ -193,6 +196,10 @@ def _mine_file(path: str, index: int, signatures: tuple[str, ...], name: str) ->
             n, diags = scan_file(name, path, fh, cat, None, on_record)
     finally:
         fh.close()
+    # Frames with no exception line after them are a crash only where the log stops there (cut off);
+    # elsewhere they are a stack a warning printed ("User stack trace:"), not a crash of their own.
+    diags = [d for d in diags if d.signature is not None or (d.exception and d.exception[0])
+             or ends.get((d.occurrences[0].line, d.occurrences[0].rank), n) >= n - 1]
     if not diags:
         return FileResult(index, name, size, n, (), tuple(warnings))
     restarts: list[int] = []

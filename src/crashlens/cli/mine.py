@@ -60,7 +60,7 @@ def run_mine(files: list[str], signatures: tuple[str, ...], engine: str, jobs: i
 @click.command("mine")
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--all", "include_known", is_flag=True, help="Show every group, not only crashes no signature knows.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table: most frequent first; json: the crashlens/v1 mine document; csv; html: one page.")
 @click.option("--output", "-o", metavar="FILE", default=None, help="Write the report to FILE (default: stdout).")
 @click.option("--engine", type=click.Choice(("local", "ray")), default="local", show_default=True,
