@@ -220,3 +220,16 @@ def test_a_cut_copy_two_crashes_could_own_stays_apart(tmp_path):
     got = _mine_json("--all", str(tmp_path))
     assert sorted(g["signature"] for g in got["groups"]) == ["print-call", "time-call", "unknown"]
     assert got["crashes"] == 3
+
+
+def test_near_duplicate_unknown_crashes_are_one_group(tmp_path):
+    # FX names generated code <eval_with_key>.N with a counter that depends on what compiled before:
+    # the same crash in two runs has two culprit files, two ids, one message
+    raw = (SAMPLES / "raw" / "runtime-error-in-compiled.log").read_text()
+    other = raw.replace("<eval_with_key>.1", "<eval_with_key>.3")
+    assert other != raw
+    (tmp_path / "a.log").write_text(raw)
+    (tmp_path / "b.log").write_text(other)
+    got = _mine_json(str(tmp_path))
+    (g,) = got["groups"]
+    assert g["count"] == 2 and len(g["merged_ids"]) == 1 and len(g["sources"]) == 2

@@ -235,6 +235,7 @@ def file_groups(diags: list[Diagnosis], index: int, times: dict[int, str | None]
     copies into the complete report. A group's count is the number of server runs that hit the crash
     (rounds: the log, cut at each restart line), not the number of copies printed: every rank prints
     one, a server re-raises it, dynamo logs a graph break and raises it."""
+    restarts = _round_starts(restarts or [], [o.line for d in diags for o in d.occurrences])
     merged = merge(diags)
     group_of = {o: d.id for d in merged for o in d.occurrences}
     copies: dict[str, list[Diagnosis]] = {}
@@ -262,6 +263,20 @@ def file_groups(diags: list[Diagnosis], index: int, times: dict[int, str | None]
 
 def _neg(t: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(-x for x in t)
+
+
+def _round_starts(markers: list[int], crash_lines: list[int]) -> list[int]:
+    """The lines where rounds start: restart lines with no crash between them are one restart (every
+    rank prints its own start-up line), so rounds are numbered 1, 2, 3 in a log that shows them."""
+    from bisect import bisect_right
+
+    lines = sorted(set(crash_lines))
+    starts: list[int] = []
+    for m in sorted(markers):
+        if starts and bisect_right(lines, m) == bisect_right(lines, starts[-1]):
+            continue  # no crash since the last restart line: the same restart
+        starts.append(m)
+    return starts
 
 
 def _seen(o: Occurrence, index: int, times: dict[int, str | None], restarts: list[int] | None) -> Seen:
