@@ -179,9 +179,12 @@ def test_no_line_of_any_format_starts_a_workflow_command(tmp_path):
                           "IndexError: " + "x " * 30 + "::add-mask::secret ::error::boom " + "y " * 40)
     assert hostile != raw
     (tmp_path / "a.log").write_text(hostile)
-    for fmt in ("table", "json", "csv"):
+    # and a message whose second line is one
+    (tmp_path / "b.log").write_text(raw.replace("IndexError: index out of range in self",
+                                                "IndexError: index out of range in self\n::add-mask::secret2"))
+    for fmt in ("table", "json", "csv", "html"):
         for cols in ("40", "80", "120"):
-            p = run_cli("mine", "--all", "--format", fmt, str(tmp_path / "a.log"), env={"COLUMNS": cols})
+            p = run_cli("mine", "--all", "--format", fmt, str(tmp_path), env={"COLUMNS": cols})
             assert p.returncode == 0
             for line in p.stdout.decode().splitlines():
                 assert not line.lstrip().startswith("::"), (fmt, cols, line)

@@ -62,7 +62,9 @@ _JS = """
 
 
 def _e(value: object) -> str:
-    return escape("" if value is None else str(value), quote=True)
+    """Escaped text; its newlines as character references, so no line of the page starts with log text
+    (a CI runner reading the page on stdout would take `::command::` at a line start for its own)."""
+    return escape("" if value is None else str(value), quote=True).replace("\r", "&#13;").replace("\n", "&#10;")
 
 
 def _attr_json(values: list[str]) -> str:
