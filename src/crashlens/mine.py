@@ -53,12 +53,15 @@ class Seen:
     rank: str | None = None
     round: int | None = None
 
-    def first_key(self) -> tuple[int, str, int, int, str]:
-        """Earliest first: timed occurrences by time, then file order."""
-        return (self.time is None, self.time or "", self.file, self.line, self.rank or "")
+    def first_key(self) -> tuple[int, str, str, int, int, str]:
+        """Earliest first: timed occurrences by time, then file order. Times compare without their year
+        first: vLLM prints none, and one fleet often mixes vLLM and SGLang logs."""
+        t = self.time or ""
+        return (self.time is None, t[-14:], t, self.file, self.line, self.rank or "")
 
-    def last_key(self) -> tuple[int, str, int, int, str]:
-        return (self.time is not None, self.time or "", self.file, self.line, self.rank or "")
+    def last_key(self) -> tuple[int, str, str, int, int, str]:
+        t = self.time or ""
+        return (self.time is not None, t[-14:], t, self.file, self.line, self.rank or "")
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"time": self.time, "source": self.source, "line": self.line, "rank": self.rank}
