@@ -18,6 +18,8 @@ def mine_paths(paths: tuple[str, ...], output: str | None = None) -> list[str]:
     from ..cipaths import expand_inputs
     from ..read import InputError
 
+    if "-" in paths:
+        raise click.UsageError("-: mine reads log files and directories, not stdin (a pipe: /dev/stdin)")
     try:
         files = expand_inputs(paths, exclude=[output] if output else [])
     except InputError as e:
