@@ -114,10 +114,12 @@ def test_mine_clusters_crashes_no_signature_names(tmp_path):
     a, b = tmp_path / "a.log", tmp_path / "b.log"
     a.write_bytes(raw)
     b.write_bytes(raw)
-    p = run_cli("mine", str(a), str(b), "--stub")
+    p = run_cli("mine", str(a), str(b), "--stub", "--format", "csv")
     out = p.stdout.decode()
     assert p.returncode == 0
-    assert "×2" in out and 'id = "mined-1"' in out
+    row = out.splitlines()[1].split(",")
+    assert row[1] == "unknown" and row[3] == "2"
+    assert f'id = "mined-{row[0]}"' in out
 
 
 @pytest.mark.parametrize("width", [60, 100, 173])

@@ -40,6 +40,9 @@ class SourceSession:
     name: str
     cat: Catalog
     next_blockers: NextBlockers | None = None
+    # Sees every record and its diagnosis (None where no signature matches) and gives the diagnosis to
+    # use: mine's unknown groups. None: the diagnosis as it is, as in a scan.
+    on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None
     lines: int = 0
     extractor: RecordExtractor = field(default_factory=RecordExtractor)
     facts: FactCollector | None = None  # the current round's
@@ -127,7 +130,7 @@ class SourceSession:
         for rec in records:
             r = self.rounds.record(rec.kind, rec.start_line)  # a fatal record ends its round
             facts, version = self._facts_for(r)
-            d = _in_round(r, diagnose(rec, self.cat, facts, self.next_blockers))
+            d = self._diagnose_one(rec, r, facts)
             if len(self.kept) < MAX_KEPT_RECORDS:
                 self.kept.append(rec)
                 self._diagnosed.append((r, version, d))
@@ -137,6 +140,12 @@ class SourceSession:
                 out.append(d)
         return out
 
+    def _diagnose_one(self, rec: CrashRecord, round_: int, facts: Facts) -> Diagnosis | None:
+        d = _in_round(round_, diagnose(rec, self.cat, facts, self.next_blockers))
+        if self.on_record is not None:
+            d = self.on_record(rec, d)
+        return d
+
     def final_diagnoses(self, early: list[Diagnosis]) -> list[Diagnosis]:
         """Re-diagnose with every fact of the source known (server arguments may come late)."""
         if self.overflow or not self.kept:
@@ -145,7 +154,7 @@ class SourceSession:
         for rec, (r, then, d) in zip(self.kept, self._diagnosed):
             facts, version = self._facts_for(r)
             if then != version:
-                d = _in_round(r, diagnose(rec, self.cat, facts, self.next_blockers))
+                d = self._diagnose_one(rec, r, facts)
             if d is not None:
                 out.append(d)
         return out
@@ -169,13 +178,28 @@ class ScanResult:
         return sum(n for _, n in self.sources)
 
 
-def scan_lines(name: str, lines: Iterable[str], cat: Catalog, next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
-    s = SourceSession(name, cat, next_blockers)
+def scan_lines(name: str, lines: Iterable[str], cat: Catalog, next_blockers: NextBlockers | None = None,
+               on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None) -> tuple[int, list[Diagnosis]]:
+    s = SourceSession(name, cat, next_blockers, on_record)
     early: list[Diagnosis] = []
     for text in lines:
         early.extend(s.feed(text))
     early.extend(s.finish())
     return s.lines, s.final_diagnoses(early)
+
+
+_SHARED: dict[int, tuple[Catalog, Prefilter, Locator | None]] = {}
+
+
+def shared_prefilter(cat: Catalog) -> tuple[Prefilter, Locator | None]:
+    """One Prefilter and Locator per catalog for every source a process reads: the Prefilter's cache of
+    line shapes (bounded, see prefilter.MAX_SHAPES) is what makes the thousandth small log of a fleet
+    as fast as the first megabyte of a big one, and a Locator costs ~2 ms to build."""
+    got = _SHARED.get(id(cat))
+    if got is None or got[0] is not cat:
+        pf = Prefilter(cat)
+        got = _SHARED[id(cat)] = (cat, pf, Locator.create(pf.markers))
+    return got[1], got[2]
 
 
 def scan_chunks(
@@ -185,17 +209,19 @@ def scan_chunks(
     next_blockers: NextBlockers | None = None,
     replay: Callable[[], Iterable[bytes]] | None = None,
     native: bool = True,
+    on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None,
 ) -> tuple[int, list[Diagnosis]]:
     """scan_located for chunks of whole lines (read.iter_line_chunks), located natively on worker
     threads when crashlens has its native parts (locate.py) and `native` is set."""
-    pf = Prefilter(cat)
-    locator = Locator.create(pf.markers) if native else None
+    pf, locator = shared_prefilter(cat)
+    locator = locator if native else None
     pairs = locator.ahead(chunks) if locator is not None else ((c, None) for c in chunks)
-    return scan_located(name, pairs, cat, next_blockers, replay, pf, locator)
+    return scan_located(name, pairs, cat, next_blockers, replay, pf, locator, on_record)
 
 
 def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
-              next_blockers: NextBlockers | None = None) -> tuple[int, list[Diagnosis]]:
+              next_blockers: NextBlockers | None = None,
+              on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None) -> tuple[int, list[Diagnosis]]:
     """A file opened by read.open_source: a regular file is read in byte ranges by the native
     locator's workers (locate.py); a compressed one, or one without native parts, as a stream of
     chunks, and records still open at the end are put in order by reading the file again. A FIFO or
@@ -210,13 +236,13 @@ def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
     fd = fh.fileno() if hasattr(fh, "fileno") else -1  # read.Decompressed has none
     st = os.fstat(fd) if fd >= 0 else None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        return scan_lines(name, iter_lines(fh), cat, next_blockers)
+        return scan_lines(name, iter_lines(fh), cat, next_blockers, on_record)
     if st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread"):
-        pf = Prefilter(cat)
-        locator = Locator.create(pf.markers)
+        pf, locator = shared_prefilter(cat)
         if locator is not None:
-            return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf, locator)
-    return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay)
+            return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf,
+                                locator, on_record)
+    return scan_chunks(name, iter_line_chunks(fh), cat, next_blockers, replay, on_record=on_record)
 
 
 def scan_located(
@@ -227,6 +253,7 @@ def scan_located(
     replay: Callable[[], Iterable[bytes]] | None = None,
     pf: Prefilter | None = None,
     locator: Locator | None = None,
+    on_record: Callable[[CrashRecord, Diagnosis | None], Diagnosis | None] | None = None,
 ) -> tuple[int, list[Diagnosis]]:
     """scan_lines for a source read as chunks of whole lines (read.iter_line_chunks), each with its
     lines of interest where they were located natively (locate.py), with the same result, framing
@@ -241,8 +268,9 @@ def scan_located(
     `pf`: the Prefilter whose markers located the chunks (one is made if none is given); `locator`:
     the native locator that is locating them, if any. From one chunk to the next, the markers of
     start-up facts already known are retired (Prefilter.retire) and the locator is given the rest.
+    `on_record`: sees each record and its diagnosis, gives the one to use (SourceSession.on_record).
     """
-    s = SourceSession(name, cat, next_blockers)
+    s = SourceSession(name, cat, next_blockers, on_record)
     if pf is None:
         pf = Prefilter(cat)
     extractor = s.extractor

@@ -30,7 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("audit", "audit", "Find every call dynamo will reject in a library's call chain, statically."),
     "signatures": ("signatures", "signatures", "Show and check the signature catalog."),
     "explain": ("signatures", "explain", "Explain one signature: meaning, cause, fixes by context."),
-    "mine": ("mine", "mine", "Cluster crashes that no signature knows yet."),
+    "mine": ("mine", "mine", "Group every crash of many logs by diagnosis id (local or Ray engine)."),
     "schema": ("schema", "schema", "Print the JSON Schema of the crashlens/v1 output."),
     "fix": ("fix", "fix", "Print (or --apply, --revert) a patch for the top mechanical fix of a crash in LOG."),
     "run": ("fix", "run", "Run CMD, diagnose its output as it comes; with --fix, fix and re-run until it compiles."),
@@ -40,7 +40,7 @@ GROUP_WORDS = ("--help", "-h", "--version")
 # Set by a shell's completion script (README "Install"); click answers it, never the fast path.
 COMPLETE_VAR = "_CRASHLENS_COMPLETE"
 # The scan command's output formats.
-FORMATS = ("terminal", "json", "jsonl")
+FORMATS = ("terminal", "json", "jsonl", "html")
 
 
 def unknown_command(word: str) -> str | None:

@@ -15,7 +15,7 @@ from ..pipeline import ScanResult, combine, scan_file
 from ..read import InputError, open_source
 from .stops import deliver
 
-FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json")
+FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json", "html")
 # `--output FILE` without a --format: the format its extension names (longest suffix first).
 FORMAT_OF_EXTENSION = {".sarif.json": "sarif", ".sarif": "sarif", ".xml": "junit", ".json": "json",
                        ".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
@@ -100,6 +100,16 @@ def _check_output(path: str) -> None:
 
 def scan_artifacts(files: list[str], cat: Catalog) -> ScanResult:
     """Each artifact once, in order; a cut compressed artifact is read up to where it stops (read.py)."""
+    from .scan import _progress
+
+    with _progress(files) as bar:
+        per_source = _scan_artifacts(files, cat, bar)
+    return combine(per_source)
+
+
+def _scan_artifacts(files: list[str], cat: Catalog, bar: Any) -> list[tuple[str, int, list[Any]]]:
+    from .scan import _size
+
     per_source = []
     for name in files:
         src, fh = open_source(name)
@@ -108,7 +118,8 @@ def scan_artifacts(files: list[str], cat: Catalog) -> ScanResult:
         finally:
             fh.close()
         per_source.append((src.name, n, diags))
-    return combine(per_source)
+        bar.advance(_size(name), 1, len(diags))
+    return per_source
 
 
 def render(fmt: str, result: ScanResult, locations: dict[str, Location], cat: Catalog, fail_on: str = "fatal") -> str:
@@ -134,6 +145,11 @@ def render(fmt: str, result: ScanResult, locations: dict[str, Location], cat: Ca
         return gitlab.render(result, locations)
     from ..render import json as json_render
 
+    if fmt == "html":
+        from ..render.html import render_scan
+        from ..when import with_times
+
+        return render_scan(with_times(json_render.document(result), {n: n for n, _ in result.sources}))
     return json_render.render(result)
 
 

@@ -51,6 +51,7 @@ def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool, j
     for name in names:  # every bad name is reported, first one first, before any work starts
         check_source(name)
     jobs = min(jobs or os.cpu_count() or 1, len(names))
+    bar = _progress(names)
     if jobs > 1 and "-" not in names:
         import multiprocessing
 
@@ -58,11 +59,53 @@ def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool, j
         # fork shares the catalog already loaded here; elsewhere each worker loads its own.
         ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
         get_catalog(list(signatures))
-        with ctx.Pool(jobs) as pool:
-            per_source = pool.starmap(_scan_source, [(name, signatures, audit) for name in names], chunksize=1)
+        with ctx.Pool(jobs) as pool, bar:
+            per_source = []
+            for r in pool.imap(_scan_one, [(name, signatures, audit) for name in names], chunksize=1):
+                per_source.append(r)
+                bar.advance(_size(r[0]), 1, len(r[2]))
     else:
-        per_source = [_scan_source(name, signatures, audit) for name in names]
+        with bar:
+            per_source = []
+            for name in names:
+                per_source.append(_scan_source(name, signatures, audit))
+                bar.advance(_size(name), 1, len(per_source[-1][2]))
     return combine(per_source)
+
+
+class _NoProgress:
+    def __enter__(self) -> _NoProgress:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def advance(self, *a: int) -> None:
+        pass
+
+
+def _progress(names: list[str]) -> Any:
+    """A progress bar on stderr when it is a terminal (progress.py); nothing is imported otherwise."""
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty:
+        return _NoProgress()
+    from ..progress import Progress
+
+    return Progress(sum(_size(n) for n in names), len(names), "scanning")
+
+
+def _size(name: str) -> int:
+    try:
+        return os.path.getsize(name) if name != "-" else 0
+    except OSError:
+        return 0
+
+
+def _scan_one(args: tuple[str, tuple[str, ...], bool]) -> tuple[str, int, list[Any]]:
+    return _scan_source(*args)
 
 
 def _scan_source(name: str, signatures: tuple[str, ...], audit: bool) -> tuple[str, int, list[Any]]:
@@ -114,6 +157,12 @@ def write_report(result: ScanResult, fmt: str, color: bool | None) -> None:
         from ..render.json import render
 
         out.write(render(result))
+    elif fmt == "html":
+        from ..render.html import render_scan
+        from ..render.json import document
+        from ..when import with_times
+
+        out.write(render_scan(with_times(document(result), {f: f for f in files if f != "-"})))
     elif fmt == "jsonl":
         from ..render.json import render_line
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -93,3 +94,38 @@ def explain(sig_id: str, extra: tuple[str, ...]) -> None:
     t.append(f"\nExamples: {sum(e.expect_match for e in sig.examples)} positive, "
              f"{sum(not e.expect_match for e in sig.examples)} negative; defined in {sig.path}\n")
     c.print(t)
+
+
+@signatures.command("new")
+@click.option("--from", "group_id", required=True, metavar="ID", help="A group id from `crashlens mine`.")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--output", "-o", metavar="FILE", default=None,
+              help="Write the draft to FILE (default: stdout); an existing file is not overwritten.")
+@click.option("--signatures", "extra", multiple=True, metavar="DIR", help="Extra signature directory.")
+def new_cmd(group_id: str, paths: tuple[str, ...], output: str | None, extra: tuple[str, ...]) -> int:
+    """Draft a signature (TOML) for group ID of `crashlens mine PATH...`: its examples are the group's
+    records in those logs, and `crashlens signatures check` passes it as written."""
+    from .mine import mine_paths, run_mine
+    from ..stub import DraftError, draft_signature
+
+    if output is not None and os.path.exists(output):
+        raise click.UsageError(f"--output {output}: already exists; refusing to overwrite it")
+    files = mine_paths(paths, output)
+    _acc, groups = run_mine(files, extra, "local", None, None)
+    g = next((g for g in groups if g.id == group_id or group_id in g.merged), None)
+    if g is None:
+        ids = [x.id for x in groups if not x.known][:5]
+        hint = f" (unknown groups there: {', '.join(ids)})" if ids else " (crashlens mine PATH... lists the groups)"
+        raise click.UsageError(f"no group {group_id!r} in these logs{hint}")
+    try:
+        text = draft_signature(g, extra, groups)
+    except DraftError as e:
+        raise click.UsageError(str(e)) from None
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    with open(output, "x", encoding="utf-8") as fh:
+        fh.write(text)
+    sys.stderr.write(f"crashlens: wrote {output}; fill in its TODOs, then run: crashlens signatures check "
+                     f"--signatures {os.path.dirname(os.path.abspath(output))}\n")
+    return 0
