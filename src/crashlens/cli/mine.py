@@ -21,7 +21,7 @@ def mine_paths(paths: tuple[str, ...], output: str | None = None) -> list[str]:
     if "-" in paths:
         raise click.UsageError("-: mine reads log files and directories, not stdin (a pipe: /dev/stdin)")
     try:
-        files = expand_inputs(paths, exclude=[output] if output else [])
+        files = expand_inputs(paths, outputs=[output] if output else [])
     except InputError as e:
         raise click.UsageError(str(e)) from None
     if output is not None:
