@@ -143,7 +143,9 @@ class Prefilter:
     def retire(self, known: Iterable[str]) -> bool:
         """Stop looking for the lines of fact rules whose every fact is known (first value wins, so
         they can change nothing). True if the markers changed: a native locator should be given the
-        new ones (Locator.retarget)."""
+        new ones (Locator.retarget). Facts must only ever be added: lines located (and shapes judged)
+        with fewer markers are not looked at again, so a caller that starts its facts afresh (per
+        launch of the server, say) must not retire them."""
         known = frozenset(known)
         if known == self._known:
             return False
