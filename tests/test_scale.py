@@ -390,3 +390,18 @@ def test_lines_of_a_known_shape_are_left_out(parts, data) -> None:
     got = _lines.drop_known(chunk, located, [starts[i] for i in located], keys)
     want = [i for i in located if CONTROL_MARK in shape(lines[i]) or not any(shape(lines[i]) == shape(k) for k in known)]
     assert got == (want, [starts[i] for i in want])
+
+
+def test_too_many_markers_give_way_to_fewer_broader_ones(monkeypatch) -> None:
+    """The native locator takes at most MAX_MARKERS markers: past that, rules are looked for by their
+    triggers instead of their covers, and every line a rule can set a fact from is still found."""
+    from crashlens import prefilter
+    from crashlens.literals import covering_literals
+
+    cat = get_catalog([])
+    monkeypatch.setattr(prefilter, "MAX_MARKERS", 30)
+    pf = Prefilter(cat)
+    assert len(pf.markers) <= 30
+    for r in cat.facts:
+        cover = [c.encode() for c in covering_literals(r.pattern.source) or ()]
+        assert all(any(a in c for a in pf.markers) for c in cover) or any(a in r.trigger.encode() for a in pf.markers)
