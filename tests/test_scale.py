@@ -79,7 +79,7 @@ def _every_path(data: bytes, chunk: int = 1 << 20) -> dict[str, str]:
             try:
                 for name, locator in _locators(cat).items():
                     read = locator.read_file(fd, len(data), chunk)
-                    out[f"file, {name}"] = doc(*scan_located("log", read, cat, replay=replay))
+                    out[f"file, {name}"] = doc(*scan_located("log", read, cat, replay=replay, locator=locator))
             finally:
                 os.close(fd)
     return out
@@ -367,3 +367,41 @@ def test_whether_a_line_starts_a_record_does_not_depend_on_its_digits() -> None:
             assert starts_record(frame_line("log", i, zero_digits(text))) == a, text
             seen += a
     assert seen > 100
+
+
+@pytest.mark.skipif(not NATIVE, reason="crashlens._lines is not built here")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"1", b"7", b"\n", b"\r", b"\x01", b" ", b"Error", b"x" * 9]), max_size=80),
+       st.data())
+def test_lines_of_a_known_shape_are_left_out(parts, data) -> None:
+    """crashlens._lines.drop_known against its rule: a located line is left out when its shape (digits as
+    0) has a known key, unless it holds a control character."""
+    from array import array
+
+    from crashlens import _lines  # type: ignore[attr-defined]
+    from crashlens.prefilter import CONTROL_MARK, shape
+
+    chunk = b"".join(parts)
+    lines = chunk.split(b"\n")
+    starts = [sum(len(x) + 1 for x in lines[:k]) for k in range(len(lines))]
+    located = sorted(data.draw(st.sets(st.integers(0, len(lines) - 1))))
+    known = data.draw(st.sets(st.sampled_from([lines[i] for i in located]))) if located else set()
+    keys = array("Q", sorted({_lines.shape_key(x) for x in known})).tobytes()
+    got = _lines.drop_known(chunk, located, [starts[i] for i in located], keys)
+    want = [i for i in located if CONTROL_MARK in shape(lines[i]) or not any(shape(lines[i]) == shape(k) for k in known)]
+    assert got == (want, [starts[i] for i in want])
+
+
+def test_too_many_markers_give_way_to_fewer_broader_ones(monkeypatch) -> None:
+    """The native locator takes at most MAX_MARKERS markers: past that, rules are looked for by their
+    triggers instead of their covers, and every line a rule can set a fact from is still found."""
+    from crashlens import prefilter
+    from crashlens.literals import covering_literals
+
+    cat = get_catalog([])
+    monkeypatch.setattr(prefilter, "MAX_MARKERS", 30)
+    pf = Prefilter(cat)
+    assert len(pf.markers) <= 30
+    for r in cat.facts:
+        cover = [c.encode() for c in covering_literals(r.pattern.source) or ()]
+        assert all(any(a in c for a in pf.markers) for c in cover) or any(a in r.trigger.encode() for a in pf.markers)

@@ -20,6 +20,11 @@
        lines not found yet. PATHS names the loops this machine can run, fastest first; `path` picks
        one, `portable=True` the plain C one (the tests run them all).
 
+   drop_known(chunk, indices, starts, keys) and shape_key(line)
+       Drop from such a result the lines whose shape (digits read as '0') the caller has judged
+       already: keys of line shapes that cannot matter, so a line printed a million times costs the
+       Python side one look (see locate.Locator.known).
+
    Both take any chunk (a last line without '\n' counts as a line), release the GIL while they scan,
    and use AVX2 where the CPU has it (HAVE_AVX2). Python's own bytes.count and bytes.translate run
    about four times slower than these loops; see locate.py and prefilter.py for how the result is used
@@ -868,9 +873,124 @@ static PyTypeObject FinderType = {
     .tp_new = finder_new,
 };
 
+/* ---- shape keys: lines already judged, dropped from what a locate found ---------------------------- */
+
+/* A 64-bit key of a line's shape (every digit read as '0', as prefilter.shape does); *control is set
+   when the line holds a control character, which shapes do not keep apart. FNV-1a, its length mixed in. */
+static uint64_t shape_key_of(const unsigned char *s, Py_ssize_t n, int *control)
+{
+    uint64_t h = 1469598103934665603ULL;
+    int ctl = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if ((unsigned char)(c - '0') < 10)
+            c = '0';
+        else if (is_control(c))
+            ctl = 1;
+        h = (h ^ c) * 1099511628211ULL;
+    }
+    *control = ctl;
+    return h ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
+}
+
+static PyObject *shape_key(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view))
+        return NULL;
+    int control;
+    uint64_t k = shape_key_of(view.buf, view.len, &control);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLongLong(k);
+}
+
+static int key_known(const uint64_t *keys, Py_ssize_t n, uint64_t k)
+{
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && keys[lo] == k;
+}
+
+static PyObject *drop_known(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer view, known;
+    PyObject *indices, *starts;
+    if (!PyArg_ParseTuple(args, "y*OOy*", &view, &indices, &starts, &known))
+        return NULL;
+    PyObject *result = NULL, *idx = NULL, *st = NULL;
+    Py_ssize_t *a = NULL, *b = NULL;
+    PyObject *si = PySequence_Fast(indices, "indices must be a sequence of int");
+    PyObject *ss = si ? PySequence_Fast(starts, "starts must be a sequence of int") : NULL;
+    if (!ss)
+        goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(si);
+    if (PySequence_Fast_GET_SIZE(ss) != n || known.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "indices and starts differ in length, or keys are not 8-byte");
+        goto done;
+    }
+    a = PyMem_RawMalloc((n ? n : 1) * sizeof(Py_ssize_t));
+    b = PyMem_RawMalloc((n ? n : 1) * sizeof(Py_ssize_t));
+    if (!a || !b) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        a[i] = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(si, i));
+        b[i] = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(ss, i));
+        if ((a[i] == -1 || b[i] == -1) && PyErr_Occurred())
+            goto done;
+        if (b[i] < 0 || b[i] > view.len) {
+            PyErr_SetString(PyExc_ValueError, "a start lies outside the chunk");
+            goto done;
+        }
+    }
+    const unsigned char *s = view.buf;
+    const uint64_t *keys = known.buf;
+    Py_ssize_t nkeys = known.len / 8, kept = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *nl = memchr(s + b[i], '\n', (size_t)(view.len - b[i]));
+        Py_ssize_t len = (nl ? nl - s : view.len) - b[i];
+        int control;
+        uint64_t k = shape_key_of(s + b[i], len, &control);
+        if (control || !key_known(keys, nkeys, k)) {
+            a[kept] = a[i];
+            b[kept++] = b[i];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    idx = to_list(a, kept);
+    st = idx ? to_list(b, kept) : NULL;
+    if (st)
+        result = Py_BuildValue("NN", idx, st);
+    else
+        Py_XDECREF(idx);
+done:
+    PyMem_RawFree(a);
+    PyMem_RawFree(b);
+    Py_XDECREF(si);
+    Py_XDECREF(ss);
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&known);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"lines_of_interest", lines_of_interest, METH_VARARGS,
      "lines_of_interest(chunk, offsets, portable=False) -> (newlines, line indices, line starts)"},
+    {"shape_key", shape_key, METH_VARARGS,
+     "shape_key(line) -> the 64-bit key of the line's shape (digits as '0'), for drop_known"},
+    {"drop_known", drop_known, METH_VARARGS,
+     "drop_known(chunk, indices, starts, keys) -> (indices, starts) without the lines whose shape key is "
+     "in `keys` (ascending native 64-bit ints, as array('Q')); a line with a control character is kept"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -53,11 +53,6 @@ class FactCollector:
             self._work_through()
         return self._facts
 
-    @property
-    def pending(self) -> bool:
-        """Lines noted that have not been worked through yet."""
-        return bool(self._noted)
-
     def feed(self, line: LogLine) -> None:
         if line.record_start and line.rank and not self._prefix_noted:
             # Only SGLang prints a `[date time TPn]` prefix once per record; the first such line

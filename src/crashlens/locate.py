@@ -35,8 +35,12 @@ SLACK = 1 << 17  # room in a pooled buffer for the lines that straddle its range
 
 class Locator:
     def __init__(self, make: Any, markers: Iterable[bytes]) -> None:
+        from . import _lines  # type: ignore[attr-defined]
+
+        self._lines = _lines
         self._make = make  # markers -> the function that locates a chunk
         self._locate = make(list(markers))
+        self._known = b""  # shape keys of lines judged not to matter, ascending (array('Q') bytes)
 
     @classmethod
     def create(cls, markers: Iterable[bytes], fused: bool | None = None) -> Locator | None:
@@ -82,9 +86,25 @@ class Locator:
         them as start-up facts become known (Prefilter.retire)."""
         self._locate = self._make(list(markers))
 
+    def shape_key(self, line: bytes) -> int:
+        """The key of a line's shape (digits read as 0), as `known` takes it."""
+        return self._lines.shape_key(line)  # type: ignore[no-any-return]
+
+    def known(self, keys: Iterable[int]) -> None:
+        """Leave out of the chunks located from now on every line whose shape key is one of these
+        (lines with a control character aside): the caller judged a line of that shape once, and it
+        cannot matter (a torch warning that names an `Error` in passing, printed by every process)."""
+        from array import array
+
+        self._known = array("Q", sorted(keys)).tobytes()
+
     def __call__(self, chunk: bytes | bytearray) -> Located:
         """Lines that may matter in a chunk of whole lines."""
-        return self._locate(chunk)  # type: ignore[no-any-return]
+        got: Located = self._locate(chunk)
+        known = self._known
+        if known and got[1]:
+            return (got[0], *self._lines.drop_known(chunk, got[1], got[2], known))
+        return got
 
     def ahead(self, chunks: Iterable[bytes]) -> Iterator[tuple[bytes, Located]]:
         """(chunk, its lines of interest), in order, each located on a worker thread ahead of use."""

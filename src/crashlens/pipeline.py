@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 _WALK_BACK = 64
 # Bytes of a chunk judged by shape at a time while a record is open.
 _WINDOW = 1 << 16
+# Shapes of lines that cannot matter a native locator is told to leave out (bounded: a log of unique
+# lines must not grow memory, nor the locator's table).
+MAX_KNOWN_SHAPES = 1 << 14
 # Records kept for a second diagnosis once the whole source (and every start-up fact) has been read.
 MAX_KEPT_RECORDS = 2000
 
@@ -319,7 +322,12 @@ def scan_located(
             end = chunk.index(b"\n", start)
             line = bytes(chunk[start:end])
             if not pf.info(shape(line))[0]:
-                continue  # located with markers retired since (narrow): skipped like any other line
+                # Located by a marker that cannot make it matter (retired since, or one that only
+                # matters in a line that starts a record): skipped like any other line, and the
+                # locator leaves lines of this shape out from now on.
+                if locator is not None and len(inert) < MAX_KNOWN_SHAPES:
+                    inert.add(locator.shape_key(line))
+                continue
             hint_between(chunk, lo, start, i, h)
             feed(base + h + 1, line)
             i, lo = h + 1, end + 1
@@ -385,9 +393,14 @@ def scan_located(
         base += n
 
     known_then = 0  # facts known when the markers were last narrowed
+    inert: set[int] = set()  # shape keys (Locator.shape_key) of located lines that cannot matter
+    told = 0  # how many of them the locator has been given
 
     def narrow() -> None:
-        nonlocal known_then
+        nonlocal known_then, told
+        if locator is not None and len(inert) != told:
+            told = len(inert)
+            locator.known(inert)
         assert s.facts is not None
         facts = s.facts.facts  # (works through the lines noted since the last time)
         if facts.known() != known_then:

@@ -128,14 +128,20 @@ class Prefilter:
         self._aim()
 
     def _aim(self) -> None:
-        for rules in (self._facts, self._triggers):
-            live = (m for keys, found in rules if not keys <= self._known for m in found)
-            whole = minimal_cover((*self._always, *live))
+        live = [(found, trigger) for (keys, found), (_, trigger) in zip(self._facts, self._triggers)
+                if not keys <= self._known]
+        # Too many markers for the native locator: the rules with the most strings in their covers
+        # are looked for by their triggers instead (fewer, broader markers), one rule at a time.
+        live.sort(key=lambda ft: len(ft[0]))
+        for broad in range(len(live) + 1):
+            chosen = [m for k, (found, trigger) in enumerate(live)
+                      for m in (trigger if k >= len(live) - broad else found)]
+            whole = minimal_cover((*self._always, *chosen))
             # What a native locator looks for: the anchors, which find every line the markers find
             # and a few more; a line's shape is then judged by the markers themselves.
             self.markers = minimal_cover(anchor(m) for m in whole)
             if len(self.markers) <= MAX_MARKERS:
-                break  # else fewer, broader markers: each rule's trigger instead of its cover
+                break
         self._shape_markers = minimal_cover(m.translate(_SHAPE) for m in whole)
         # Of those, the ones that matter only if the line starts a record (see may_matter)
         self._record_markers = {m.translate(_SHAPE) for m in RECORD_START_MARKERS} - {
@@ -147,7 +153,9 @@ class Prefilter:
     def retire(self, known: Iterable[str]) -> bool:
         """Stop looking for the lines of fact rules whose every fact is known (first value wins, so
         they can change nothing). True if the markers changed: a native locator should be given the
-        new ones (Locator.retarget)."""
+        new ones (Locator.retarget). Facts must only ever be added: lines located (and shapes judged)
+        with fewer markers are not looked at again, so a caller that starts its facts afresh (per
+        launch of the server, say) must not retire them."""
         known = frozenset(known)
         if known == self._known:
             return False
