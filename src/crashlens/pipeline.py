@@ -202,7 +202,14 @@ def shared_prefilter(cat: Catalog) -> tuple[Prefilter, Locator | None]:
     if got is None or got[0] is not cat:
         pf = Prefilter(cat)
         got = _SHARED[id(cat)] = (cat, pf, Locator.create(pf.markers))
-    return got[1], got[2]
+    pf, locator = got[1], got[2]
+    # The last source narrowed both to what it knew (Prefilter.retire, Locator.known): this one knows
+    # nothing yet, so every fact marker is looked for again and no line shape is taken as inert.
+    if pf.retire(()) and locator is not None:
+        locator.retarget(pf.markers)
+    if locator is not None:
+        locator.known(())
+    return pf, locator
 
 
 def scan_chunks(
@@ -404,6 +411,13 @@ def scan_located(
         assert s.facts is not None
         facts = s.facts.facts  # (works through the lines noted since the last time)
         if facts.known() != known_then:
+            if facts.known() < known_then:
+                # A new round (rounds.py) knows fewer facts than the last: shapes judged inert while
+                # they were known may state this round's facts.
+                inert.clear()
+                told = -1
+                if locator is not None:
+                    locator.known(())
             known_then = facts.known()
             if pf.retire(facts.values) and locator is not None:
                 locator.retarget(pf.markers)
