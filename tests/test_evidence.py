@@ -245,6 +245,23 @@ def test_a_glog_codegen_error_is_a_compile_failure():
     assert diags and diags[0].fatal
 
 
+def test_a_jupyter_traceback_cut_in_dynamos_frames_is_a_compile_failure():
+    diags = _dynamo(_scan(_paste("unsloth-1325-ipython-cut.log")))
+    assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
+
+
+def test_jupyter_frames_take_the_arrowed_line_as_their_source():
+    from crashlens.frame import frame_lines
+    from crashlens.traceback import extract_records
+
+    (rec,) = extract_records(frame_lines("x", _paste("unsloth-1325-ipython-cut.log")))
+    frames = rec.chain[0].frames
+    assert [(f.line, f.function, f.source) for f in frames] == [
+        (1116, "CatchErrorsWrapper.__call__", "return self._torchdynamo_orig_callable("),
+        (472, "ConvertFrameAssert.__call__", "return _compile("),
+    ]
+
+
 def test_a_suppressed_error_is_a_non_fatal_finding():
     lines = ["WARNING:torch._dynamo.convert_frame:WON'T CONVERT forward /app/model.py line 12 "]
     diags = _dynamo(_scan(lines))

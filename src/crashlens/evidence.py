@@ -59,6 +59,12 @@ class Rule:
 _TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
 _FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
 _USER_CODE = recache.compile(r"^\s*from user code:\s*$")
+# IPython / Jupyter tracebacks (Colab pastes): a header naming the type, frames as `File PATH:LINE, in
+# QUALNAME(ARGS)` or `Cell In[5], line 3`, each followed by numbered source lines, `-->` at the one running.
+_IPY_HEADER = recache.compile(r"^(?P<lead>)(?P<type>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")
+_IPY_FRAME = recache.compile(r"^(?:File (?P<file>[^\s,][^,]*?):(?P<line>\d+), in (?P<func>[^\s(]+)"
+                             r"|Cell (?P<cell>In\s*\[\d*\]), line (?P<cline>\d+))")
+IPY_SOURCE = recache.compile(r"^\s*(?P<arrow>-*>)?\s*\d+\s(?P<src>.*)$")
 _PCG_FAILED = recache.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
 _GB_HEADER = recache.compile(
     r"^(?:Graph break(?: \((?:user stack suppressed due to duplicate graph break|details suppressed)\))?"
@@ -124,6 +130,8 @@ def _exception_line(line: LogLine) -> bool:
 RULES: tuple[Rule, ...] = (
     Rule("traceback", (b"Traceback",), _TB_START),
     Rule("frame", (b'File "',), _FRAME, first=" \tF"),  # a traceback whose head was cut off
+    Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
+    Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), _IPY_FRAME, first="FC"),
     Rule("call-stack", (b"This call originates from:",), recache.compile(r"^This call originates from:")),
     Rule("user-code", (b"from user code:",), _USER_CODE),
     Rule("pcg-failed", (b"Piecewise CUDA ",), _PCG_FAILED, first="P"),  # both capitalisations of "Graph"
@@ -179,15 +187,15 @@ class MachineryFrame:
         p = f.file.replace("\\", "/")
         if self.path not in p:
             return False
-        if self.function is not None and f.function != self.function:
+        # IPython prints qualified names (`_compile.<locals>.compile_inner`, `ConvertFrame.__call__`)
+        if self.function is not None and f.function.rsplit(".", 1)[-1] != self.function:
             return False
         return self.source is None or (f.source or "").startswith(self.source)
 
 
 COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
-    MachineryFrame("torch/_dynamo/convert_frame.py", "_compile"),
-    MachineryFrame("torch/_dynamo/convert_frame.py", "compile_inner"),
-    MachineryFrame("torch/_dynamo/convert_frame.py", "_compile_inner"),
+    # convert_frame runs when dynamo converts a frame, never when compiled code runs (_compile, ...)
+    MachineryFrame("torch/_dynamo/convert_frame.py"),
     MachineryFrame("torch/_dynamo/symbolic_convert.py"),
     MachineryFrame("torch/_dynamo/variables/"),
     MachineryFrame("torch/_dynamo/polyfills", "getattr_and_trace"),

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from . import recache
 from ._struct import dataclass, field
 from .evidence import (
+    _IPY_FRAME,
+    IPY_SOURCE,
     _CXX_FATAL,
     _EXC_FREE,
     _EXC_LEADING,
@@ -116,6 +118,7 @@ class _Draft:
     saw_user_code: bool = False
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
+    ipython: bool = False  # IPython's traceback format (numbered source lines)
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
 
     def keep(self, line: LogLine) -> None:
@@ -345,13 +348,27 @@ class _Stream:
     def _add_frame(self, frames: list[Frame], m: re.Match[str]) -> None:
         if len(frames) >= MAX_FRAMES:
             frames.pop(0)
-        func = m.groupdict().get("func") or "<unknown>"
-        frames.append(Frame(m.group("file"), int(m.group("line")), func))
+        g = m.groupdict()
+        if g.get("cell"):  # IPython's `Cell In[5], line 3`: the notebook cell is the user's code
+            frames.append(Frame(f"Cell {g['cell']}", int(g["cline"]), "<cell>"))
+        else:
+            frames.append(Frame(g["file"], int(g["line"]), g.get("func") or "<unknown>"))
         self.last_kind = "frame"
+        if m.re is _IPY_FRAME and self.draft is not None:
+            self.draft.ipython = True
 
     def _add_source(self, frames: list[Frame], text: str) -> None:
         if self.prev_kind in ("frame", "source"):
             self.last_kind = "source"
+        d = self.draft
+        if d is not None and d.ipython:
+            # numbered context lines; the one marked `-->` is the line that ran
+            sm = IPY_SOURCE.match(text)
+            if sm is not None:
+                if sm.group("arrow") and frames:
+                    f = frames[-1]
+                    frames[-1] = Frame(f.file, f.line, f.function, sm.group("src").strip())
+                return
         if frames and frames[-1].source is None:
             f = frames[-1]
             frames[-1] = Frame(f.file, f.line, f.function, text.strip())
@@ -491,12 +508,15 @@ class _Stream:
             return done
         text = line.text
         stripped = text.strip()
-        fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+        fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text) or _IPY_FRAME.match(text)
         if fm:
             self._add_frame(d.block().frames, fm)
             return True
         if not stripped:
             self.blank_run += 1
+            return True
+        if d.ipython and stripped.startswith(("->", "-->")) or d.ipython and IPY_SOURCE.match(text):
+            self._add_source(d.block().frames, text)
             return True
         if text[:1].isspace():
             if stripped == "..." or _CARET.match(text):
@@ -692,6 +712,12 @@ class _Stream:
 
     def _open_traceback(self, line: LogLine, m: re.Match[str]) -> bool:
         self._open("traceback", line, TB, lead=_clean_lead(m.group("lead"))).new_block()
+        return True
+
+    def _open_ipython(self, line: LogLine, m: re.Match[str]) -> bool:
+        self._open_traceback(line, m)
+        assert self.draft is not None
+        self.draft.ipython = True
         return True
 
     def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -976,6 +1002,8 @@ _STATES = {
 _OPENERS = {
     "traceback": _Stream._open_traceback,
     "frame": _Stream._open_frame,
+    "ipython-header": _Stream._open_ipython,
+    "ipython-frame": _Stream._open_frame,
     "call-stack": _Stream._open_call_stack,
     "user-code": _Stream._open_user_code,
     "pcg-failed": _Stream._open_pcg_failed,
