@@ -266,13 +266,3 @@ def first_evidence(line: LogLine) -> tuple[Rule, re.Match[str]] | None:
         if m is not None:
             return rule, m
     return None
-
-
-def evidence_of(line: LogLine) -> list[tuple[Rule, re.Match[str]]]:
-    """Every rule this line is evidence for, in priority order."""
-    out = []
-    for rule in RULES:
-        m = rule.test(line)
-        if m is not None:
-            out.append((rule, m))
-    return out
