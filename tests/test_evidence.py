@@ -213,6 +213,7 @@ def test_recompiles_the_limit_warning_and_its_hard_failure_are_one_report(name):
     diags = _dynamo(_scan(_recording(name)))
     assert [(d.signature, d.fatal) for d in diags] == [("recompile-limit", True)]
     assert len(diags[0].occurrences) > 2  # the recompile lines and the warning are its occurrences
+    assert diags[0].fixes[0].title.startswith("Stop the guard")  # the warning named the failing guard
 
 
 @pytest.mark.parametrize("name", ["raw/recompile-limit-nofullgraph.log", "raw/t24-recompile-limit-nofullgraph.log"])
