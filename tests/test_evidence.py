@@ -213,6 +213,7 @@ def test_recompiles_the_limit_warning_and_its_hard_failure_are_one_report(name):
     diags = _dynamo(_scan(_recording(name)))
     assert [(d.signature, d.fatal) for d in diags] == [("recompile-limit", True)]
     assert len(diags[0].occurrences) > 2  # the recompile lines and the warning are its occurrences
+    assert diags[0].fixes[0].title.startswith("Stop the guard")  # the warning named the failing guard
 
 
 @pytest.mark.parametrize("name", ["raw/recompile-limit-nofullgraph.log", "raw/t24-recompile-limit-nofullgraph.log"])
@@ -243,6 +244,23 @@ def test_an_inductor_codegen_critical_log_line_is_a_compile_failure():
 def test_a_glog_codegen_error_is_a_compile_failure():
     diags = _dynamo(_scan(_paste("gpt-fast-144-codegen-glog.log")))
     assert diags and diags[0].fatal
+
+
+def test_a_jupyter_traceback_cut_in_dynamos_frames_is_a_compile_failure():
+    diags = _dynamo(_scan(_paste("unsloth-1325-ipython-cut.log")))
+    assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
+
+
+def test_jupyter_frames_take_the_arrowed_line_as_their_source():
+    from crashlens.frame import frame_lines
+    from crashlens.traceback import extract_records
+
+    (rec,) = extract_records(frame_lines("x", _paste("unsloth-1325-ipython-cut.log")))
+    frames = rec.chain[0].frames
+    assert [(f.line, f.function, f.source) for f in frames] == [
+        (1116, "CatchErrorsWrapper.__call__", "return self._torchdynamo_orig_callable("),
+        (472, "ConvertFrameAssert.__call__", "return _compile("),
+    ]
 
 
 def test_a_suppressed_error_is_a_non_fatal_finding():

@@ -516,8 +516,13 @@ def _fold_fragments(diags: list[Diagnosis]) -> list[Diagnosis]:
 def _absorb(host: Diagnosis, part: Diagnosis) -> Diagnosis:
     ctx = host.context if host.context.fullgraph is not None else (
         part.context if part.context.fullgraph is not None else host.context)
+    extra = {}
+    if part.signature == host.signature and len(part.fixes) > len(host.fixes):
+        # the same signature, and this copy had the values more of its fixes need (the recompile
+        # limit's warning names the failing guard; the error it announced does not)
+        extra = {"fixes": part.fixes, "fields": part.fields}
     return replace(host, occurrences=tuple(dict.fromkeys(host.occurrences + part.occurrences)), context=ctx,
-                   fatal=host.fatal or part.fatal)
+                   fatal=host.fatal or part.fatal, **extra)
 
 
 def _typed_dynamo(d: Diagnosis) -> bool:

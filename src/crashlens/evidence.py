@@ -56,25 +56,31 @@ class Rule:
         return self.pattern.search(text) if self.search else self.pattern.match(text)
 
 
-_TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
-_FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
-_USER_CODE = recache.compile(r"^\s*from user code:\s*$")
-_PCG_FAILED = recache.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
-_GB_HEADER = recache.compile(
+TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
+FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
+USER_CODE = recache.compile(r"^\s*from user code:\s*$")
+# IPython / Jupyter tracebacks (Colab pastes): a header naming the type, frames as `File PATH:LINE, in
+# QUALNAME(ARGS)` or `Cell In[5], line 3`, each followed by numbered source lines, `-->` at the one running.
+_IPY_HEADER = recache.compile(r"^(?P<lead>)(?P<type>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")
+IPY_FRAME = recache.compile(r"^(?:File (?P<file>[^\s,][^,]*?):(?P<line>\d+), in (?P<func>[^\s(]+)"
+                             r"|Cell (?P<cell>In\s*\[\d*\]), line (?P<cline>\d+))")
+IPY_SOURCE = recache.compile(r"^\s*(?P<arrow>-*>)?\s*\d+\s(?P<src>.*)$")
+PCG_FAILED = recache.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
+GB_HEADER = recache.compile(
     r"^(?:Graph break(?: \((?:user stack suppressed due to duplicate graph break|details suppressed)\))?"
     r" in user code at (?P<file>.+):(?P<line>\d+)\s*$"
     r"|Graph break: (?P<msg>.*?) ?from user code at:\s*$"
     r"|Unsupported break in user code at (?P<file2>.+):(?P<line2>\d+) \(details suppressed\)"
     r"|Graph break: torch\.compile cannot properly resume from this graph break.*$)"
 )
-_CXX_FATAL = recache.compile(
+CXX_FATAL = recache.compile(
     r"^(?:terminate called after throwing an instance of '(?P<type>[^']+)'"
     r"|(?:\[[^\]]*\] )?(?P<msg>\[(?:PG \d+ )?Rank \d+\] Watchdog caught collective operation timeout: .*))$"
 )
 _ITEM_ADVICE = recache.compile(r"^Graph break from (?P<what>.*?), consider setting")
-_WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<func>\S+) (?P<file>\S+) line (?P<line>\d+)")
-_RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
-_GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
+WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<func>\S+) (?P<file>\S+) line (?P<line>\d+)")
+RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
+GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
 # dynamo's banners, printed after its exception: the exception itself may be out of view.
 _BANNER = recache.compile(
     r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information"
@@ -92,8 +98,8 @@ _RECOMPILING = recache.compile(
 )
 # pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
 _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
-_EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
-_EXC_FREE = recache.compile(
+EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
+EXC_FREE = recache.compile(
     r"^(?P<lead>[^\n]{0,120}?: )?"
     r"(?P<type>(?:[a-z_][\w]*\.)+_?[A-Z]\w*|(?:[A-Z]\w*)?(?:Error|Exception|Unsupported|BackendCompilerFailed))"
     r"(?::(?: (?P<msg>.*))?)?\s*$"
@@ -122,17 +128,19 @@ def _exception_line(line: LogLine) -> bool:
 
 # In the order they are tried: the first rule that matches and whose opener takes the line wins.
 RULES: tuple[Rule, ...] = (
-    Rule("traceback", (b"Traceback",), _TB_START),
-    Rule("frame", (b'File "',), _FRAME, first=" \tF"),  # a traceback whose head was cut off
+    Rule("traceback", (b"Traceback",), TB_START),
+    Rule("frame", (b'File "',), FRAME, first=" \tF"),  # a traceback whose head was cut off
+    Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
+    Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), IPY_FRAME, first="FC"),
     Rule("call-stack", (b"This call originates from:",), recache.compile(r"^This call originates from:")),
-    Rule("user-code", (b"from user code:",), _USER_CODE),
-    Rule("pcg-failed", (b"Piecewise CUDA ",), _PCG_FAILED, first="P"),  # both capitalisations of "Graph"
-    Rule("graph-break", (b"Graph break", b"Unsupported"), _GB_HEADER, first="GUE"),
-    Rule("cxx-fatal", (b"terminate called", b"Watchdog caught"), _CXX_FATAL, first="t["),
+    Rule("user-code", (b"from user code:",), USER_CODE),
+    Rule("pcg-failed", (b"Piecewise CUDA ",), PCG_FAILED, first="P"),  # both capitalisations of "Graph"
+    Rule("graph-break", (b"Graph break", b"Unsupported"), GB_HEADER, first="GUE"),
+    Rule("cxx-fatal", (b"terminate called", b"Watchdog caught"), CXX_FATAL, first="t["),
     Rule("item-advice", (b"Graph break",), _ITEM_ADVICE, first="G"),  # `.item()` advice before a graph break
-    Rule("wont-convert", (b"WON'T CONVERT",), _WONT_CONVERT, first="W"),
-    Rule("recompile-limit", (b"_dynamo hit config",), _RECOMPILE, search=True),
-    Rule("guard-error", (b"Error",), _GUARD_ERROR, on_stripped=True),
+    Rule("wont-convert", (b"WON'T CONVERT",), WONT_CONVERT, first="W"),
+    Rule("recompile-limit", (b"_dynamo hit config",), RECOMPILE, search=True),
+    Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
@@ -145,7 +153,7 @@ RULES: tuple[Rule, ...] = (
          when=_torch_compile_logger, in_prefix=True),
     # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
     # (and dotted names, which the prefilter finds without a marker).
-    Rule("exception", (b"Error", b"Exception", b"Unsupported", b"BackendCompilerFailed", b"."), _EXC_FREE,
+    Rule("exception", (b"Error", b"Exception", b"Unsupported", b"BackendCompilerFailed", b"."), EXC_FREE,
          when=_exception_line),
 )
 
@@ -164,7 +172,7 @@ RECORD_START_MARKERS: tuple[bytes, ...] = tuple(
 
 def exception_match(text: str) -> re.Match[str] | None:
     """`torch._dynamo.exc.Unsupported: msg` (the leading dotted type) or any exception-looking line."""
-    return _EXC_LEADING.match(text) or _EXC_FREE.match(text)
+    return EXC_LEADING.match(text) or EXC_FREE.match(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,15 +187,15 @@ class MachineryFrame:
         p = f.file.replace("\\", "/")
         if self.path not in p:
             return False
-        if self.function is not None and f.function != self.function:
+        # IPython prints qualified names (`_compile.<locals>.compile_inner`, `ConvertFrame.__call__`)
+        if self.function is not None and f.function.rsplit(".", 1)[-1] != self.function:
             return False
         return self.source is None or (f.source or "").startswith(self.source)
 
 
 COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
-    MachineryFrame("torch/_dynamo/convert_frame.py", "_compile"),
-    MachineryFrame("torch/_dynamo/convert_frame.py", "compile_inner"),
-    MachineryFrame("torch/_dynamo/convert_frame.py", "_compile_inner"),
+    # convert_frame runs when dynamo converts a frame, never when compiled code runs (_compile, ...)
+    MachineryFrame("torch/_dynamo/convert_frame.py"),
     MachineryFrame("torch/_dynamo/symbolic_convert.py"),
     MachineryFrame("torch/_dynamo/variables/"),
     MachineryFrame("torch/_dynamo/polyfills", "getattr_and_trace"),
@@ -258,13 +266,3 @@ def first_evidence(line: LogLine) -> tuple[Rule, re.Match[str]] | None:
         if m is not None:
             return rule, m
     return None
-
-
-def evidence_of(line: LogLine) -> list[tuple[Rule, re.Match[str]]]:
-    """Every rule this line is evidence for, in priority order."""
-    out = []
-    for rule in RULES:
-        m = rule.test(line)
-        if m is not None:
-            out.append((rule, m))
-    return out

@@ -8,21 +8,23 @@ from collections.abc import Iterator
 from . import recache
 from ._struct import dataclass, field
 from .evidence import (
-    _CXX_FATAL,
-    _EXC_FREE,
-    _EXC_LEADING,
-    _FRAME,
-    _GB_HEADER,
-    _GUARD_ERROR,
-    _PCG_FAILED,
-    _RECOMPILE,
-    _TB_START,
-    _USER_CODE,
-    _WONT_CONVERT,
+    CXX_FATAL,
+    EXC_FREE,
+    EXC_LEADING,
+    FRAME,
+    GB_HEADER,
+    GUARD_ERROR,
+    IPY_FRAME,
+    IPY_SOURCE,
+    PCG_FAILED,
+    RECOMPILE,
     RECORD_START_MARKERS,
     RULES,
-    exception_match,
+    TB_START,
+    USER_CODE,
+    WONT_CONVERT,
     candidates,
+    exception_match,
     first_evidence,
     is_compile_machinery,
     may_be_evidence,
@@ -116,6 +118,7 @@ class _Draft:
     saw_user_code: bool = False
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
+    ipython: bool = False  # IPython's traceback format (numbered source lines)
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
 
     def keep(self, line: LogLine) -> None:
@@ -265,7 +268,7 @@ class _Stream:
         stripped = text.strip()
         if _ELISION.match(text):
             return 1
-        if _FRAME.match(text) or _FRAME_NOFUNC.match(text):
+        if FRAME.match(text) or _FRAME_NOFUNC.match(text):
             return 2 if st in (TB, USER) or (st == AFTER and not d.trailer) else 0
         if not stripped:
             return 1
@@ -283,13 +286,13 @@ class _Stream:
             if st == AFTER and d.trailer:
                 return 1 if _TRAILER_TAIL.match(text) else 0
             return 1
-        if d.trailer and (_USER_CODE.match(text) or (_TRAILER.match(text) and not text.startswith("You can suppress"))):
+        if d.trailer and (USER_CODE.match(text) or (_TRAILER.match(text) and not text.startswith("You can suppress"))):
             return 0  # a record has one trailer; this one belongs to another rank's copy
-        if (_USER_CODE.match(text) and d.saw_user_code) or (d.gb_id and _GB_LINK.search(text)):
+        if (USER_CODE.match(text) and d.saw_user_code) or (d.gb_id and _GB_LINK.search(text)):
             return 0
-        if stripped in (_CAUSE, _CONTEXT) or _TRAILER.match(text) or _USER_CODE.match(text):
+        if stripped in (_CAUSE, _CONTEXT) or _TRAILER.match(text) or USER_CODE.match(text):
             return 2 if st in (BODY, AFTER, USER) else 1
-        if _TB_START.match(text):
+        if TB_START.match(text):
             return 2 if st == AFTER and _awaiting_chained(d) else 0
         if st == TB:
             return 2 if (_EXC_IN_TB.match(text) or stripped.startswith(("[...", "..."))) else 0
@@ -303,7 +306,7 @@ class _Stream:
                 return 1
             return 1 if self._dynamo_message_continues(d, text) else 0
         if st in (GB, WARN):
-            return 0 if (_GB_HEADER.match(text) or _starts_record(text) or not _has_room(d)) else 1
+            return 0 if (GB_HEADER.match(text) or _starts_record(text) or not _has_room(d)) else 1
         return 0
 
     def feed(self, line: LogLine) -> list[CrashRecord]:
@@ -345,13 +348,27 @@ class _Stream:
     def _add_frame(self, frames: list[Frame], m: re.Match[str]) -> None:
         if len(frames) >= MAX_FRAMES:
             frames.pop(0)
-        func = m.groupdict().get("func") or "<unknown>"
-        frames.append(Frame(m.group("file"), int(m.group("line")), func))
+        g = m.groupdict()
+        if g.get("cell"):  # IPython's `Cell In[5], line 3`: the notebook cell is the user's code
+            frames.append(Frame(f"Cell {g['cell']}", int(g["cline"]), "<cell>"))
+        else:
+            frames.append(Frame(g["file"], int(g["line"]), g.get("func") or "<unknown>"))
         self.last_kind = "frame"
+        if m.re is IPY_FRAME and self.draft is not None:
+            self.draft.ipython = True
 
     def _add_source(self, frames: list[Frame], text: str) -> None:
         if self.prev_kind in ("frame", "source"):
             self.last_kind = "source"
+        d = self.draft
+        if d is not None and d.ipython:
+            # numbered context lines; the one marked `-->` is the line that ran
+            sm = IPY_SOURCE.match(text)
+            if sm is not None:
+                if sm.group("arrow") and frames:
+                    f = frames[-1]
+                    frames[-1] = Frame(f.file, f.line, f.function, sm.group("src").strip())
+                return
         if frames and frames[-1].source is None:
             f = frames[-1]
             frames[-1] = Frame(f.file, f.line, f.function, text.strip())
@@ -421,7 +438,7 @@ class _Stream:
         if st == IDLE:
             return self._idle(line, out)
         if st == SKIP:
-            if not text.strip() or text[:1].isspace() or _FRAME.match(text):
+            if not text.strip() or text[:1].isspace() or FRAME.match(text):
                 return True
             self.state = IDLE
             return self._idle(line, out)
@@ -436,7 +453,7 @@ class _Stream:
         stripped = text.strip()
         if stripped.startswith("- ") and d.user_frames:
             # the failed guard's user stack (`    -   File "x.py", line 10, in f` / `    -     src`)
-            fm = _FRAME.match(stripped[1:])
+            fm = FRAME.match(stripped[1:])
             if fm:
                 if d.gb_header_only:
                     d.user_frames.clear()
@@ -472,7 +489,7 @@ class _Stream:
             self.section = None
             return True
 
-        m = _TB_START.match(text)
+        m = TB_START.match(text)
         if m:
             if st == AFTER and _awaiting_chained(d):
                 # The chained exception's own traceback.
@@ -491,12 +508,15 @@ class _Stream:
             return done
         text = line.text
         stripped = text.strip()
-        fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+        fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text)
         if fm:
             self._add_frame(d.block().frames, fm)
             return True
         if not stripped:
             self.blank_run += 1
+            return True
+        if d.ipython and stripped.startswith(("->", "-->")) or d.ipython and IPY_SOURCE.match(text):
+            self._add_source(d.block().frames, text)
             return True
         if text[:1].isspace():
             if stripped == "..." or _CARET.match(text):
@@ -514,7 +534,7 @@ class _Stream:
             d.trailer = True
             self.state = AFTER
             return True
-        if _USER_CODE.match(text):
+        if USER_CODE.match(text):
             self.state = USER
             return True
         em = _EXC_IN_TB.match(text)
@@ -547,7 +567,7 @@ class _Stream:
             return done
         text = line.text
         stripped = text.strip()
-        fm = _FRAME.match(text) or _FRAME_NOFUNC.match(text)
+        fm = FRAME.match(text) or _FRAME_NOFUNC.match(text)
         if fm:
             self._add_frame(d.user_frames, fm)
             return True
@@ -579,11 +599,11 @@ class _Stream:
         text = line.text
         stripped = text.strip()
         st = self.state
-        if d.trailer and (_USER_CODE.match(text) or (_TRAILER.match(text) and not text.startswith("You can suppress"))):
+        if d.trailer and (USER_CODE.match(text) or (_TRAILER.match(text) and not text.startswith("You can suppress"))):
             self._unkeep(d)
             self._end(out, True)
             return False
-        if _USER_CODE.match(text):
+        if USER_CODE.match(text):
             d.dynamo_body = True
             d.saw_user_code = True
             d.user_frames.clear()  # `from user code:` is the canonical stack; drop any earlier copy
@@ -615,7 +635,7 @@ class _Stream:
             if self.blank_run > 3 and not d.dynamo_body:
                 self._end(out, True)
             return True
-        fm = _FRAME.match(text)
+        fm = FRAME.match(text)
         if fm and st == AFTER and not d.trailer and not _awaiting_chained(d):
             # Frames right after a blank line: the `from user code:` header was lost.
             self._add_frame(d.user_frames, fm)
@@ -634,7 +654,7 @@ class _Stream:
             return True
         if st == AFTER and _awaiting_chained(d):
             # Chained exception printed without its own traceback (torch 2.8+ strips it).
-            em = _EXC_IN_TB.match(text) or _EXC_FREE.match(text)
+            em = _EXC_IN_TB.match(text) or EXC_FREE.match(text)
             if em and _looks_like_exception(em.group("type")):
                 self._exception_line(d, em)
                 return True
@@ -694,6 +714,12 @@ class _Stream:
         self._open("traceback", line, TB, lead=_clean_lead(m.group("lead"))).new_block()
         return True
 
+    def _open_ipython(self, line: LogLine, m: re.Match[str]) -> bool:
+        self._open_traceback(line, m)
+        assert self.draft is not None
+        self.draft.ipython = True
+        return True
+
     def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
         # A traceback whose head was cut off (common in pasted fragments).
         d = self._open("traceback", line, TB)
@@ -712,7 +738,7 @@ class _Stream:
         d = self._open("partial", line, BODY, lead="Piecewise CUDA Graph failed with error", section="message")
         b = d.new_block()
         msg = m.group("msg").strip()
-        em = _EXC_FREE.match(msg) if msg else None
+        em = EXC_FREE.match(msg) if msg else None
         if em and em.group("lead") is None and _looks_like_exception(em.group("type")) and "." in em.group("type"):
             b.type = em.group("type")
             if em.group("msg"):
@@ -814,7 +840,7 @@ class _Stream:
         return True
 
     def _open_exception(self, line: LogLine, m: re.Match[str]) -> bool:
-        em = _EXC_LEADING.match(line.text) or m
+        em = EXC_LEADING.match(line.text) or m
         if not _looks_like_exception(em.group("type")):
             return False
         lead = em.group("lead") or None
@@ -853,8 +879,8 @@ class _Stream:
         text = line.text
         stripped = text.strip()
         is_gb_line = line.artifact == "graph_breaks"
-        gm = _GB_HEADER.match(text)
-        if gm or (_WONT_CONVERT.match(text)):
+        gm = GB_HEADER.match(text)
+        if gm or (WONT_CONVERT.match(text)):
             self._unkeep(d)
             self._end(out, True)
             return False
@@ -875,7 +901,7 @@ class _Stream:
         if text.startswith(("Graph break:", "torch.compile will skip tracing")):
             d.block().message_lines.append(stripped)
             return True
-        fm = _FRAME.match(text)
+        fm = FRAME.match(text)
         if fm:
             target = d.user_frames if self.section in ("user", "header") else d.block().frames
             self._add_frame(target, fm)
@@ -883,7 +909,7 @@ class _Stream:
         if self._dynamo_section(d, text):
             self._set_gb_type(d)
             return True
-        if _TB_START.match(text):
+        if TB_START.match(text):
             self.section = "tb"
             return True
         if self.section == "tb" and stripped and not text[:1].isspace():
@@ -917,7 +943,7 @@ class _Stream:
         if (is_gb_line or (self.section == "message" and not _starts_record(text))) and _has_room(d):
             d.block().message_lines.append(stripped)
             return True
-        if _TRAILER.match(text) or _USER_CODE.match(text):
+        if _TRAILER.match(text) or USER_CODE.match(text):
             return True
         self._unkeep(d)
         self._end(out, True)
@@ -940,9 +966,9 @@ def _awaiting_chained(d: _Draft) -> bool:
 
 def _starts_record(text: str) -> bool:
     return bool(
-        _TB_START.match(text)
-        or _PCG_FAILED.match(text)
-        or _GB_HEADER.match(text)
+        TB_START.match(text)
+        or PCG_FAILED.match(text)
+        or GB_HEADER.match(text)
         or text.startswith(("INFO", "WARNING", "DEBUG", "ERROR:", "Received sigquit", "SIGQUIT"))
     )
 
@@ -976,6 +1002,8 @@ _STATES = {
 _OPENERS = {
     "traceback": _Stream._open_traceback,
     "frame": _Stream._open_frame,
+    "ipython-header": _Stream._open_ipython,
+    "ipython-frame": _Stream._open_frame,
     "call-stack": _Stream._open_call_stack,
     "user-code": _Stream._open_user_code,
     "pcg-failed": _Stream._open_pcg_failed,
