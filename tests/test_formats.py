@@ -209,6 +209,9 @@ def test_completion_offers_commands_options_and_values(tmp_path: Path) -> None:
     assert "plain,sarif" in _complete("bash", "crashlens ci logs/ --format ", 4, tmp_path)
     assert _complete("bash", "crashlens samp", 1, tmp_path) == ["file,samp"]  # a log name: the shell completes it
     assert "watch" in _complete("zsh", "crashlens wa", 1, tmp_path)
+    for cmd in ("watch", "ci"):  # their log arguments complete as file names too
+        assert _complete("bash", f"crashlens {cmd} samp", 2, tmp_path) == ["file,samp"]
+    assert _complete("bash", "crashlens explain subprocess-thr", 2, tmp_path) == ["plain,subprocess-thread-lock"]
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")

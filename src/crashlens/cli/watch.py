@@ -19,6 +19,7 @@ from ..follow import Idle, LineBuffer, follow, stream_chunks
 from ..pipeline import SourceSession
 from ..read import decode_line
 from ..records import Diagnosis
+from .app import complete_path
 from .scan import next_blockers_hook
 
 # A record that reached its natural end (the dynamo trailer, or a plain traceback's exception line) is
@@ -375,7 +376,7 @@ def follow_stdin(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool
 
 
 @click.command("watch")
-@click.argument("files", nargs=-1, required=True, type=str)
+@click.argument("files", nargs=-1, required=True, type=str, shell_complete=complete_path)
 @click.option("--from-start", is_flag=True, help="Read each file whole first (default: start at its end).")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json", "jsonl"]), default="terminal",
               show_default=True, help="jsonl: one diagnosis per line as it completes; json: one document at the end.")
