@@ -59,7 +59,7 @@ class Run:
         return next(p.stdout.decode() for sid, p in self.steps if sid == step)
 
 
-def run_action(tmp_path: Path, workspace: Path, **inputs: str) -> Run:
+def run_action(tmp_path: Path, workspace: Path, env: dict[str, str] | None = None, **inputs: str) -> Run:
     spec = ACTION["inputs"]
     unknown = set(inputs) - set(spec)
     assert not unknown, unknown
@@ -83,20 +83,20 @@ def run_action(tmp_path: Path, workspace: Path, **inputs: str) -> Run:
         "GITHUB_REPOSITORY": "example/serving", "GITHUB_SHA": "0" * 40, "GITHUB_RUN_ID": "1",
         # the job's own Python, with crashlens installed (install: none finds it on PATH)
         "PATH": f"{Path(crashlens_exe()[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "NO_COLOR": "1",
+        "NO_COLOR": "1", **(env or {}),
     })
     ran = []
     assert ACTION["runs"]["using"] == "composite"
     for n, step in enumerate(ACTION["runs"]["steps"]):
         sid = step.get("id", f"step{n}")
         out_file = tmp_path / f"output-{sid}"
-        env = {**env_base, "GITHUB_OUTPUT": str(out_file)}
-        env.update({k: fill(v) for k, v in step.get("env", {}).items()})
+        step_env = {**env_base, "GITHUB_OUTPUT": str(out_file)}
+        step_env.update({k: fill(v) for k, v in step.get("env", {}).items()})
         script = tmp_path / f"step-{sid}.sh"
         script.write_text(fill(step["run"]), encoding="utf-8")
         assert step["shell"] == "bash"
         p = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=workspace,
-                           env=env, capture_output=True, timeout=600, stdin=subprocess.DEVNULL)
+                           env=step_env, capture_output=True, timeout=600, stdin=subprocess.DEVNULL)
         ran.append((sid, p))
         step_outputs[sid] = _outputs(out_file)
         if p.returncode != 0:
@@ -172,7 +172,9 @@ def test_inputs_are_never_run_as_shell(tmp_path: Path, workspace: Path) -> None:
 @pytest.mark.skipif(os.environ.get("CRASHLENS_SKIP_INSTALL_TESTS") == "1", reason="CRASHLENS_SKIP_INSTALL_TESTS=1")
 def test_the_default_install_builds_crashlens_from_the_action(tmp_path: Path, workspace: Path) -> None:
     """install: action (the default) pip-installs this checkout into a virtual environment in RUNNER_TEMP."""
-    run = run_action(tmp_path, workspace, paths="logs/compile.log", formats="", python=sys.executable)
+    # without the C helper (CRASHLENS_PURE_PYTHON=1 at build time): the same install, less compiling
+    run = run_action(tmp_path, workspace, env={"CRASHLENS_PURE_PYTHON": "1"}, paths="logs/compile.log",
+                     formats="", python=sys.executable)
     install = run.steps[0][1]
     assert install.returncode == 0, install.stderr.decode()[-2000:]
     assert install.stdout.decode().startswith("crashlens, version ")

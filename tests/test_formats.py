@@ -77,6 +77,7 @@ def test_junit_follows_fail_on_any(tmp_path: Path) -> None:
     ("report.xml", lambda t: ET.fromstring(t).tag == "testsuites"),
     ("crashlens.json", lambda t: json.loads(t)["schema"] == "crashlens/v1"),
     ("summary.md", lambda t: t.startswith("## crashlens: 1 crash in 1 log")),
+    ("page.html", lambda t: t.startswith("<!doctype html>")),
 ])
 def test_ci_output_extension_names_the_format(tmp_path: Path, name: str, check) -> None:
     out = tmp_path / name
@@ -85,7 +86,7 @@ def test_ci_output_extension_names_the_format(tmp_path: Path, name: str, check) 
     assert check(out.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name", ["summary.txt", "report", "page.html"])
+@pytest.mark.parametrize("name", ["summary.txt", "report"])
 def test_ci_output_whose_name_names_no_format_is_refused(tmp_path: Path, name: str) -> None:
     out = tmp_path / name
     p = _run_in(tmp_path, "ci", str(FATAL), "-o", str(out))
@@ -209,6 +210,9 @@ def test_completion_offers_commands_options_and_values(tmp_path: Path) -> None:
     assert "plain,sarif" in _complete("bash", "crashlens ci logs/ --format ", 4, tmp_path)
     assert _complete("bash", "crashlens samp", 1, tmp_path) == ["file,samp"]  # a log name: the shell completes it
     assert "watch" in _complete("zsh", "crashlens wa", 1, tmp_path)
+    for cmd in ("watch", "ci"):  # their log arguments complete as file names too
+        assert _complete("bash", f"crashlens {cmd} samp", 2, tmp_path) == ["file,samp"]
+    assert _complete("bash", "crashlens explain subprocess-thr", 2, tmp_path) == ["plain,subprocess-thread-lock"]
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")

@@ -136,3 +136,11 @@ def test_documented_additions_stay_valid(validator) -> None:
 def test_fix_kinds_in_the_schema_are_the_catalog_kinds(validator) -> None:
     fix = validator.schema["$defs"]["fix"]["properties"]["kind"]["enum"]
     assert set(fix) == FIX_KINDS
+
+
+def test_audit_json(validator) -> None:
+    p = run_cli("audit", "fakeinfer.quantization.fp4_quantization:fp4_quantize", "--site-packages",
+                str(SAMPLES / "repro"), "--format", "json")
+    doc = json.loads(p.stdout)
+    assert doc["findings"], p.stderr
+    valid(validator, doc)

@@ -14,6 +14,7 @@ from ..cipaths import Location, LocationMapper, expand_inputs, locate_all
 from ..pipeline import ScanResult, combine, scan_file
 from ..read import InputError, open_source
 from .stops import deliver
+from .app import complete_path
 
 FORMATS = ("github", "markdown", "sarif", "junit", "gitlab", "json", "html")
 # `--output FILE` without a --format: the format its extension names (longest suffix first).
@@ -190,7 +191,7 @@ def append_step_summary(path: str, result: ScanResult, locations: dict[str, Loca
 
 
 @click.command("ci", cls=_OrderedCommand)
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...", shell_complete=complete_path)
 @click.option("--format", "-f", "formats", multiple=True, type=click.Choice(FORMATS),
               help="Output format; repeat for several (default: github under GitHub Actions, else markdown).")
 @click.option("--output", "-o", "outputs", multiple=True, metavar="FILE",

@@ -47,8 +47,12 @@ def check_cmd(extra: tuple[str, ...], verbose: bool) -> int:
     return 1 if failed or problems else 0
 
 
+def _complete_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    return [s.id for s in get_catalog().signatures if s.id.startswith(incomplete)]
+
+
 @click.command("explain")
-@click.argument("sig_id")
+@click.argument("sig_id", shell_complete=_complete_id)
 @click.option("--signatures", "extra", multiple=True, metavar="DIR", help="Extra signature directory.")
 def explain(sig_id: str, extra: tuple[str, ...]) -> None:
     """Explain one signature: what it means, why it happens, its fixes by context."""

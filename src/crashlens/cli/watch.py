@@ -21,6 +21,7 @@ from ..read import decode_line
 from ..records import Diagnosis
 from ..rounds import LiveRounds, rounds_of
 from . import _silence_stdout
+from .app import complete_path
 from .scan import next_blockers_hook
 from .stops import reader_gone, stop_on_signals
 
@@ -432,7 +433,7 @@ def follow_stdin(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool
 
 
 @click.command("watch")
-@click.argument("files", nargs=-1, required=True, type=str)
+@click.argument("files", nargs=-1, required=True, type=str, shell_complete=complete_path)
 @click.option("--from-start", is_flag=True, help="Read each file whole first (default: start at its end).")
 @click.option("--format", "fmt", type=click.Choice(["terminal", "json", "jsonl"]), default="terminal",
               show_default=True, help="jsonl: one diagnosis per line as it completes; json: one document at the end.")
