@@ -351,8 +351,13 @@ def test_repeated_start_up_and_warning_lines_do_not_reach_the_per_line_pipeline(
         docs.append(render(combine([("log", n, diags)])))
         _, want = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
         assert docs[-1] == render(combine([("log", n, want)]))
-    assert fed[0] == fed[1], fed
-    assert fed[1] < 2 * len(crash) + 200, fed  # the crash, and the first start-up lines before the facts are known
+    # A start-up banner may begin the next round after a crash (rounds.py), so each launch's banner line
+    # is looked at, with the prefixed line before it (a routing hint, see scan_located); nothing else of the
+    # repeated start-up blocks or warnings is.
+    banners = [sum(1 for ln in itertools.islice(g.SHAPES[shape](random.Random(3)), k)
+                   if any(b.trigger in ln for b in cat.banners)) for k in (2_000, 20_000)]
+    assert fed[1] - fed[0] <= 2 * (banners[1] - banners[0]), (fed, banners)
+    assert fed[1] - banners[1] < 2 * len(crash) + 200, fed  # the crash, and the first start-up lines before the facts are known
 
 
 def test_whether_a_line_starts_a_record_does_not_depend_on_its_digits() -> None:
@@ -399,9 +404,11 @@ def test_too_many_markers_give_way_to_fewer_broader_ones(monkeypatch) -> None:
     from crashlens.literals import covering_literals
 
     cat = get_catalog([])
-    monkeypatch.setattr(prefilter, "MAX_MARKERS", 30)
+    full = len(Prefilter(cat).markers)
+    limit = full - 4  # fewer than the covers need, more than the triggers and record markers take
+    monkeypatch.setattr(prefilter, "MAX_MARKERS", limit)
     pf = Prefilter(cat)
-    assert len(pf.markers) <= 30
+    assert len(pf.markers) <= limit
     for r in cat.facts:
         cover = [c.encode() for c in covering_literals(r.pattern.source) or ()]
         assert all(any(a in c for a in pf.markers) for c in cover) or any(a in r.trigger.encode() for a in pf.markers)

@@ -83,8 +83,8 @@ RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|rec
 GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
 # dynamo's banners, printed after its exception: the exception itself may be out of view.
 _BANNER = recache.compile(
-    r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information"
-    r"|Set TORCHDYNAMO_VERBOSE=1 for the (?:internal|full Dynamo) stack trace"
+    r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=\d for more information"
+    r"|Set TORCHDYNAMO_VERBOSE=\d for the (?:internal|full Dynamo) stack trace"
     r"|You can suppress this exception and fall back to eager by setting:)"
 )
 # symbolic_convert's log of an inlining attempt that raised (TORCH_LOGS=+dynamo, all versions).

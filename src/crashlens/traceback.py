@@ -66,8 +66,8 @@ _LOGLIKE = recache.compile(
 )
 MAX_MESSAGE_PARAGRAPH_LINES = 60
 _TRAILER = recache.compile(
-    r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information"
-    r"|Set TORCHDYNAMO_VERBOSE=1 for the (?:internal|full Dynamo) stack trace"
+    r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=\d for more information"
+    r"|Set TORCHDYNAMO_VERBOSE=\d for the (?:internal|full Dynamo) stack trace"
     r"|You can suppress this exception and fall back to eager by setting:)"
 )
 _TRAILER_TAIL = recache.compile(r"^\s+(?:import torch\._dynamo|torch\._dynamo\.config\.suppress_errors = True)\s*$")
