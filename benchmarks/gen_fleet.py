@@ -39,14 +39,31 @@ def alone(sample: Path) -> list[str]:
         return [g.id for g in mine_file(p, 0).groups]
 
 
+def _choose(rng: random.Random, crashes: int, paths: list[str]) -> list[str]:
+    k = rng.randrange(crashes + 1)
+    return rng.sample(paths, k) if k else []
+
+
+def expected_counts(files: int, crashes: int = 3, seed: int = 0) -> dict[str, int]:
+    """The counts a fleet must give, from the samples each log holds (drawn again, nothing read) and
+    what mine finds in each sample alone today."""
+    paths = [str(p) for p in gen_log.sample_paths()]
+    ids = {p: alone(Path(p)) for p in paths}
+    out: dict[str, int] = {}
+    for f in range(files):
+        for p in _choose(random.Random(f"{seed}-{f}"), crashes, paths):
+            for i in ids[p]:
+                out[i] = out.get(i, 0) + 1
+    return out
+
+
 def _write_one(args: tuple[str, int, int, int, int, list[str]]) -> tuple[list[str], int]:
     """Log number f of the fleet (its own random stream, so a fleet is the same however it is made);
     the samples buried in it."""
     out, f, size, crashes, seed, paths = args
     rng = random.Random(f"{seed}-{f}")
+    chosen = _choose(rng, crashes, paths)
     traffic = gen_log.traffic(rng)
-    k = rng.randrange(crashes + 1)
-    chosen = rng.sample(paths, k) if k else []
     lines: list[str] = list(gen_log.HEADER)
     written = sum(len(x) + 1 for x in lines)
     marks = sorted(rng.randrange(size) for _ in chosen)
@@ -98,7 +115,8 @@ def fleet(out: str, files: int, size: int, crashes: int = 3, seed: int = 0, jobs
             buried += 1
             for i in ids[p]:
                 expected[i] = expected.get(i, 0) + 1
-    doc = {"files": files, "size": size, "seed": seed, "buried": buried, "text_bytes": sum(n for _, n in results),
+    doc = {"files": files, "size": size, "seed": seed, "crashes": crashes, "buried": buried,
+           "text_bytes": sum(n for _, n in results),
            "expected": expected}
     Path(out, "fleet.json").write_text(json.dumps(doc, indent=1))
     return doc
