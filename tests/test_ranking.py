@@ -41,7 +41,7 @@ CULPRITS = {"tp-quantize": "tp-subprocess", "tp-flag": "tp-platform", "tp-lock":
             "param-in-forward": "param-in-forward", "bincount": "bincount", "nonzero": "nonzero",
             "device-mismatch": "device-mismatch", "shape-mismatch": "shape-mismatch",
             "next-no-default": "next-no-default", "zip-strict": "zip-strict", "no-cuda": "no-cuda",
-            "environ-read": "environ-read"}
+            "environ-read": "environ-read", "per-call-hash": "per-call-hash"}
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -96,6 +96,15 @@ def test_failures_that_happen_in_eager_too_get_the_code_or_environment_fix_first
     assert d.fixes[0].kind == kind, [f.title for f in d.fixes]
     assert not any(f.kind == "custom-op" for f in d.fixes[:1])
     assert d.signature != "missing-fake-impl"  # a plain torch op's error is not a missing fake kernel
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_per_call_data_is_never_computed_once(version):
+    diags = _dynamo(_log(version, "per-call-hash"))
+    assert diags
+    assert "eager caller" in diags[0].fixes[0].title or "outside the compiled function" in diags[0].fixes[0].title
+    assert not any(" once" in f.title for f in diags[0].fixes)
+    assert not any(f.kind == "custom-op" for f in diags[0].fixes)
 
 
 @pytest.mark.parametrize("version", VERSIONS)

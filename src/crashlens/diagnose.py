@@ -260,9 +260,9 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
             return 3
         if eager_too and f.source == sig.id and f.kind in ("environment", "rewrite"):
             return 0
-        if owner == "third-party" and culprit is not None and f.file == culprit.file:
-            return 2
-        if owner == "third-party" and f.kind == "workaround":
+        if owner in ("third-party", "torch") and culprit is not None and f.file == culprit.file:
+            return 2  # an edit of an installed package's own line (torch's public code included)
+        if owner in ("third-party", "torch") and f.kind == "workaround":
             return 2  # after the library patches (ranked before it in the catalog)
         return 1
 

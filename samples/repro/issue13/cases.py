@@ -72,6 +72,13 @@ def environ_read(x):
     return x
 
 
+def per_call_hash(x):
+    import hashlib
+
+    digest = hashlib.sha256(x.numpy().tobytes()).hexdigest()  # expect: per-call-hash
+    return x + len(digest)
+
+
 def eager_cuda(x):
     torch.cuda.current_device()  # expect: eager-cuda
     return x
@@ -91,6 +98,7 @@ CASES = {
     "no-cuda": lambda: compile_run(no_cuda, torch.randn(4)),
     "environ-read": lambda: compile_run(environ_read, torch.randn(4)),
     "suppressed": lambda: compile_run(tp_quantize, torch.randn(4), fullgraph=False),
+    "per-call-hash": lambda: compile_run(per_call_hash, torch.randn(4)),
     "eager-cuda": lambda: eager_cuda(torch.randn(4)),
 }
 
