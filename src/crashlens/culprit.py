@@ -154,6 +154,8 @@ def called_by_machinery(record: CrashRecord) -> tuple[Frame, ...]:
         frames = block.frames
         first = next((i for i, f in enumerate(frames) if is_machinery(f.file)), None)
         if first is None:
+            if block.type.endswith("BackendCompilerFailed") and any(is_changeable(f) for f in frames):
+                return frames  # torch 2.1 prints only the backend's own frames under "raised:"
             continue
         tail = frames[first + 1 :]
         below = [i for i, f in enumerate(tail) if not is_torch(f.file)]

@@ -359,7 +359,7 @@ def build(
         title=render_template(sig.title, values),
         summary=render_template(sig.summary, values),
         confidence=round(confidence, 3),
-        fatal=record.kind in ("traceback", "partial"),
+        fatal=record.kind in ("traceback", "partial") and not swallowed_by_suppress_errors(record, facts),
         exception=exception,
         culprit=t.culprit,
         callee=t.callee or None,
@@ -396,6 +396,12 @@ def one_note_each(notes: list[str], static_next: bool) -> tuple[str, ...]:
                 n = rest[:1].upper() + rest[1:]
         out.append(n)
     return tuple(out)
+
+
+def swallowed_by_suppress_errors(record: CrashRecord, facts: Facts) -> bool:
+    """The traceback that suppress_errors logs under its "WON'T CONVERT ... due to:" lines: dynamo swallowed
+    the exception and the run went on eagerly (a finding, not a crash)."""
+    return facts.in_marked_record("suppressed", record.source, record.start_line)
 
 
 def located(record: CrashRecord, cat: Catalog) -> Frame | None:
