@@ -232,6 +232,7 @@ def owner_of(culprit: Frame | None, caller: Frame | None) -> str:
     m = _last_install_dir(p)
     if m is None or is_stdlib(p):
         return "user"
-    if caller is not None and package_of(caller.file) == m.group("pkg"):
-        return "user"  # the package calls itself: its developer is the one reading the log
-    return "third-party"
+    if caller is not None and _last_install_dir(caller.file.replace("\\", "/")) is None \
+            and package_of(caller.file) == m.group("pkg"):
+        return "user"  # a checkout of the same package calls it: its developer is the one reading the log
+    return "third-party"  # an installed release: whoever runs it did not write it, even when it calls itself
