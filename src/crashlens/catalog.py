@@ -220,6 +220,7 @@ class FactRule:
     trigger: str
     pattern: Any
     sets: tuple[tuple[str, str], ...]
+    mark: str = ""  # also keep every line where it matches, under this name (e.g. "suppressed")
 
 
 @dataclass(slots=True)
@@ -965,6 +966,7 @@ def load_context(path: Path, cat: Catalog) -> None:
                 trigger=_req(f, "trigger", str, fw),
                 pattern=compile_pattern(_req(f, "pattern", str, fw), f"{fw}.pattern"),
                 sets=tuple((str(k), str(v)) for k, v in sets.items()),
+                mark=str(f.get("mark", "")),
             )
         )
     for cw, c in _tables(d, "callee", w):

@@ -15,6 +15,26 @@ class Facts:
     values: dict[str, str] = field(default_factory=dict)
     where: dict[str, tuple[str, int]] = field(default_factory=dict)
     from_prefix: set[str] = field(default_factory=set)  # keys learnt from a line's prefix, not its text
+    # lines where a `mark` fact matched, by mark name: (source, line), at most MAX_MARKS of each
+    marks: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+
+    MAX_MARKS = 1000
+
+    def mark(self, name: str, source: str, lineno: int) -> None:
+        at = self.marks.setdefault(name, [])
+        if len(at) < self.MAX_MARKS:
+            at.append((source, lineno))
+
+    # the last line of the log record each mark's line starts (lines of one glog record share its level)
+    mark_ends: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def in_marked_record(self, name: str, source: str, lineno: int, within: int = 3) -> bool:
+        """`lineno` of `source` belongs to the log record a `name` mark starts: up to its last line with the
+        same level prefix, and at least the `within` lines after it (a record printed without prefixes)."""
+        for s, ln in self.marks.get(name, ()):
+            if s == source and ln < lineno <= max(ln + within, self.mark_ends.get((s, ln), 0)):
+                return True
+        return False
 
     def set(self, key: str, value: str, source: str, lineno: int) -> None:
         if key not in self.values:
@@ -26,7 +46,7 @@ class Facts:
 
     def known(self) -> int:
         """How many facts are known; facts are only added, so equal counts mean equal facts."""
-        return len(self.values) + len(self.from_prefix)
+        return len(self.values) + len(self.from_prefix) + sum(len(v) for v in self.marks.values())
 
 
 class FactCollector:
@@ -46,6 +66,8 @@ class FactCollector:
         self._noted: list[tuple[str, int, str | None]] = []  # (source, line, text); None: an SGLang prefix
         self._noted_chars = 0
         self._prefix_noted = False
+        self._mark_triggers = {r.trigger for r in cat.facts if r.mark}
+        self._span: tuple[str, int, str] | None = None  # (source, line, level) of an open marked record
 
     @property
     def facts(self) -> Facts:
@@ -60,10 +82,18 @@ class FactCollector:
             self._prefix_noted = True
             self._noted.append((line.source, line.lineno, None))
         text = line.text
-        for trig, _rule in self._triggers:
+        span = self._span
+        if span is not None:
+            if line.level == span[2] and line.prefixed and line.source == span[0]:
+                self._facts.mark_ends[(span[0], span[1])] = line.lineno
+            else:
+                self._span = None
+        for trig, rule in self._triggers:
             if trig in text:
                 self._noted.append((line.source, line.lineno, text))
                 self._noted_chars += len(text)
+                if self._mark_triggers and trig in self._mark_triggers and line.level and line.prefixed:
+                    self._span = (line.source, line.lineno, line.level)
                 break
         if len(self._noted) >= self.MAX_NOTED or self._noted_chars >= self.MAX_NOTED_CHARS:
             self._work_through()
@@ -83,6 +113,8 @@ class FactCollector:
                     if not m:
                         continue
                     groups = m.groupdict()
+                    if rule.mark:
+                        facts.mark(rule.mark, source, lineno)
                     for key, val in rule.sets:
                         value = val
                         if val.startswith("$"):

@@ -154,6 +154,8 @@ def called_by_machinery(record: CrashRecord) -> tuple[Frame, ...]:
         frames = block.frames
         first = next((i for i, f in enumerate(frames) if is_machinery(f.file)), None)
         if first is None:
+            if block.type.endswith("BackendCompilerFailed") and any(is_changeable(f) for f in frames):
+                return frames  # torch 2.1 prints only the backend's own frames under "raised:"
             continue
         tail = frames[first + 1 :]
         below = [i for i, f in enumerate(tail) if not is_torch(f.file)]
@@ -230,6 +232,7 @@ def owner_of(culprit: Frame | None, caller: Frame | None) -> str:
     m = _last_install_dir(p)
     if m is None or is_stdlib(p):
         return "user"
-    if caller is not None and package_of(caller.file) == m.group("pkg"):
-        return "user"  # the package calls itself: its developer is the one reading the log
-    return "third-party"
+    if caller is not None and _last_install_dir(caller.file.replace("\\", "/")) is None \
+            and package_of(caller.file) == m.group("pkg"):
+        return "user"  # a checkout of the same package calls it: its developer is the one reading the log
+    return "third-party"  # an installed release: whoever runs it did not write it, even when it calls itself

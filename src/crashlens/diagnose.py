@@ -31,6 +31,8 @@ _FALLBACK = {
     "entry.qualified": "the library function called from the compiled region",
     "server.off_flag": "the server option that turns off compilation",
     "culprit.source": "that line",
+    "caller.where": "the line of your code that calls into the library (above the frames shown)",
+    "caller.source": "(the calling line is not in the log)",
 }
 
 
@@ -85,13 +87,17 @@ def _vars(t: Targets, fields: dict[str, str], ctx: Context, cat: Catalog) -> dic
         if pkg:
             v["library"] = pkg
     entry, caller = entry_of(t.chain, c)
-    if entry is not None and caller is not None:
+    # A cut paste may show no frame above the library's: its outermost visible frame is then the entry.
+    cut_above = entry is not None and caller is None and bool(t.chain) and entry is t.chain[0] \
+        and owner_of(c, None) == "third-party"
+    if entry is not None and (caller is not None or cut_above):
         v["entry.function"] = entry.function
         v["entry.file"] = entry.file
         v["entry.short"] = short_path(entry.file)
         v["entry.line"] = str(entry.line)
         mod = module_of(entry.file, source_root(t.chain))
         v["entry.qualified"] = f"{mod}.{entry.function}" if mod else entry.function
+    if entry is not None and caller is not None:
         v["caller.file"] = caller.file
         v["caller.line"] = str(caller.line)
         v["caller.function"] = caller.function
@@ -134,7 +140,9 @@ def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog) -> st
     into a third-party culprit, else the culprit's own line."""
     from .catalog import search
 
-    site = caller if owner == "third-party" and caller is not None else t.culprit
+    if owner == "third-party" and caller is None:
+        return "tensor"  # the call site is not in the log: nothing says a custom op cannot stand in
+    site = caller if owner == "third-party" else t.culprit
     src = (site.source or "") if site is not None else ""
     for shape, pat in cat.call_shapes:
         if src and search(pat, src):
@@ -260,9 +268,9 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
             return 3
         if eager_too and f.source == sig.id and f.kind in ("environment", "rewrite"):
             return 0
-        if owner == "third-party" and culprit is not None and f.file == culprit.file:
-            return 2
-        if owner == "third-party" and f.kind == "workaround":
+        if owner in ("third-party", "torch") and culprit is not None and f.file == culprit.file:
+            return 2  # an edit of an installed package's own line (torch's public code included)
+        if owner in ("third-party", "torch") and f.kind == "workaround":
             return 2  # after the library patches (ranked before it in the catalog)
         return 1
 
@@ -359,7 +367,7 @@ def build(
         title=render_template(sig.title, values),
         summary=render_template(sig.summary, values),
         confidence=round(confidence, 3),
-        fatal=record.kind in ("traceback", "partial"),
+        fatal=record.kind in ("traceback", "partial") and not swallowed_by_suppress_errors(record, facts),
         exception=exception,
         culprit=t.culprit,
         callee=t.callee or None,
@@ -397,6 +405,12 @@ def one_note_each(notes: list[str], static_next: bool) -> tuple[str, ...]:
                 n = rest[:1].upper() + rest[1:]
         out.append(n)
     return tuple(out)
+
+
+def swallowed_by_suppress_errors(record: CrashRecord, facts: Facts) -> bool:
+    """The traceback that suppress_errors logs under its "WON'T CONVERT ... due to:" lines: dynamo swallowed
+    the exception and the run went on eagerly (a finding, not a crash)."""
+    return facts.in_marked_record("suppressed", record.source, record.start_line)
 
 
 def located(record: CrashRecord, cat: Catalog) -> Frame | None:

@@ -72,6 +72,26 @@ def environ_read(x):
     return x
 
 
+def per_call_hash(x):
+    import hashlib
+
+    digest = hashlib.sha256(x.numpy().tobytes()).hexdigest()  # expect: per-call-hash
+    return x + len(digest)
+
+
+def failing_backend(gm, example_inputs):
+    raise RuntimeError("backend refuses this graph")  # expect: suppressed-backend
+
+
+def suppressed_backend(x):
+    torch._dynamo.config.suppress_errors = True
+    return torch.compile(tp_quantize_free, backend=failing_backend)(x)
+
+
+def tp_quantize_free(x):
+    return x.sin() + 1
+
+
 def eager_cuda(x):
     torch.cuda.current_device()  # expect: eager-cuda
     return x
@@ -91,6 +111,8 @@ CASES = {
     "no-cuda": lambda: compile_run(no_cuda, torch.randn(4)),
     "environ-read": lambda: compile_run(environ_read, torch.randn(4)),
     "suppressed": lambda: compile_run(tp_quantize, torch.randn(4), fullgraph=False),
+    "per-call-hash": lambda: compile_run(per_call_hash, torch.randn(4)),
+    "suppressed-backend": lambda: suppressed_backend(torch.randn(4)),
     "eager-cuda": lambda: eager_cuda(torch.randn(4)),
 }
 
