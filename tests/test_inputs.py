@@ -241,3 +241,24 @@ def test_zstd_is_read_where_python_can_else_refused_in_one_line(tmp_path: Path) 
         path.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(64))
         assert_one_line_error(run_cli(str(path)), 2, str(path), "zstd", "3.14")
         assert_one_line_error(run_cli("ci", str(path)), 2, str(path), "zstd")
+
+
+@needs_fifo
+def test_compressed_stream_is_decompressed_and_read_once(tmp_path: Path) -> None:
+    """`crashlens <(cat server.log.gz)`: a FIFO whose bytes are gzip, read once (never replayed)."""
+    fifo = tmp_path / "stream"
+    os.mkfifo(fifo)
+    data = gzip.compress(LOG.read_bytes())
+    writer = _Writer(fifo, data)
+    writer.start()
+    p = run_cli("--format", "json", "--no-audit", str(fifo), timeout=30)
+    writer.join(10)
+    assert writer.error is None and writer.written == len(data)
+    assert p.returncode == 1, p.stderr
+    assert _signatures(p.stdout) == [SIGNATURE]
+
+
+def test_watch_refuses_a_compressed_file_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "server.log.gz"
+    path.write_bytes(gzip.compress(LOG.read_bytes()))
+    assert_one_line_error(run_cli("watch", str(path), timeout=30), 2, str(path), "compressed")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 import subprocess
 import sys
 import threading
@@ -17,7 +18,7 @@ from ..catalog import get_catalog
 from ..diagnose import merge
 from ..follow import Ended, Idle, LineBuffer, NewFile, follow, stream_chunks
 from ..pipeline import ContextSplit, SourceSession, in_log_order
-from ..read import decode_line
+from ..read import compression_of, decode_line
 from ..records import Diagnosis
 from ..rounds import LiveRounds, rounds_of
 from . import _silence_stdout
@@ -425,6 +426,17 @@ def _pump(session: SourceSession, reporter: _Reporter, flusher: _Flusher, passth
     reporter.add(session.finish())
 
 
+def _head(path: str) -> bytes:
+    """The first bytes of a regular file (its compression's magic), nothing for anything else."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
+        with open(path, "rb") as fh:
+            return fh.read(16)
+    except OSError:
+        return b""
+
+
 def follow_stdin(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None) -> int:
     """`cmd 2>&1 | crashlens --follow`: input through to stdout, diagnoses to stderr as crashes complete."""
     return _follow_stream(fmt, tuple(signatures), audit, color, None, DEFAULT_QUIET)
@@ -454,6 +466,10 @@ def watch(files: tuple[str, ...], from_start: bool, fmt: str, exec_cmd: str | No
     cmd 2>&1 | crashlens watch -               pass the log through; diagnoses on stderr; exit 1 if fatal
     """
     names = list(dict.fromkeys(files))
+    for name in names:
+        if name != "-" and compression_of(name, _head(name)) is not None:
+            raise click.UsageError(f"{name}: compressed; watch follows a plain log as it grows (read it whole with "
+                                   f"`crashlens {name}`)")
     if "-" in names:
         if len(names) > 1:
             raise click.UsageError("`-` (stdin) cannot be watched together with files")
