@@ -215,18 +215,18 @@ class _Reporter:
             if m.id not in self.seen:
                 self.order.append(m.id)
             self.seen[m.id] = m
-            for round_, again, gone in self.rounds.news(m):
-                self._print(m, self.order.index(m.id) + 1, round_, again, gone)
+            for source, round_, again, gone in self.rounds.news(m):
+                self._print(m, self.order.index(m.id) + 1, source, round_, again, gone)
                 if self.exec is not None:
                     from ..render.json import render_line
 
                     self.exec.run(render_line(m, round_, again, gone) + "\n")
 
-    def _print(self, d: Diagnosis, n: int, round_: int, again: bool, gone: tuple[str, ...]) -> None:
+    def _print(self, d: Diagnosis, n: int, source: str, round_: int, again: bool, gone: tuple[str, ...]) -> None:
         if self.closed:
             return
         try:
-            self._write(d, n, round_, again, gone)
+            self._write(d, n, source, round_, again, gone)
         except OSError as e:
             self._reader_left(e)
 
@@ -237,7 +237,7 @@ class _Reporter:
         if self.out is sys.stdout:
             _silence_stdout()
 
-    def _write(self, d: Diagnosis, n: int, round_: int, again: bool, gone: tuple[str, ...]) -> None:
+    def _write(self, d: Diagnosis, n: int, source: str, round_: int, again: bool, gone: tuple[str, ...]) -> None:
         if self.fmt == "jsonl":
             from ..render.json import render_line
 
@@ -252,7 +252,7 @@ class _Reporter:
                 number = {i: k for k, i in enumerate(self.order, 1)}
                 news = [f"#{number[i]} gone" for i in gone if i in number]
                 news.append(f"#{n} again: the last change did not help" if again else f"#{n} new")
-                self._console.print(Text(f"round {round_} of {d.occurrences[-1].source}: " + " · ".join(news),
+                self._console.print(Text(f"round {round_} of {source}: " + " · ".join(news),
                                          style="bold"))
             if not again:  # the panel of a crash that comes back was printed in its first round
                 # The panel's own colours, handed to rich (which drops them where colour is off).
