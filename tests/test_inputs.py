@@ -153,7 +153,7 @@ def _artifacts(tmp_path: Path) -> Path:
     return art
 
 
-@pytest.mark.parametrize("how", ["directory", "glob", "named", "symlink"])
+@pytest.mark.parametrize("how", ["directory", "glob", "named", "symlink", "hard link"])
 def test_ci_refuses_an_output_that_is_an_input(tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
     art = _artifacts(tmp_path)
     before = {p.name: p.read_bytes() for p in art.iterdir()}
@@ -161,8 +161,11 @@ def test_ci_refuses_an_output_that_is_an_input(tmp_path: Path, how: str, monkeyp
     if how == "symlink":
         os.symlink(art / "x.log", tmp_path / "report.sarif")
         out = str(tmp_path / "report.sarif")
+    if how == "hard link":
+        os.link(art / "x.log", tmp_path / "report.sarif")
+        out = str(tmp_path / "report.sarif")
     arg = {"directory": str(art), "glob": str(art / "*.log"), "named": str(art / "x.log"),
-           "symlink": str(art)}[how]
+           "symlink": str(art), "hard link": str(art)}[how]
     p = run_cli("ci", arg, "-f", "sarif", "-o", out)
     assert_one_line_error(p, 2, "--output", "input")
     assert {p.name: p.read_bytes() for p in art.iterdir()} == before
