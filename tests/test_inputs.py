@@ -265,3 +265,17 @@ def test_watch_refuses_a_compressed_file_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "server.log.gz"
     path.write_bytes(gzip.compress(LOG.read_bytes()))
     assert_one_line_error(run_cli("watch", str(path), timeout=30), 2, str(path), "compressed")
+
+
+@needs_fifo
+def test_fifo_among_several_files_is_read_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "live.log"
+    os.mkfifo(fifo)
+    writer = _Writer(fifo, LOG.read_bytes())
+    writer.start()
+    p = run_cli("--format", "json", "--no-audit", "-j", "2", str(VLLM_LOG), str(fifo), timeout=30)
+    writer.join(10)
+    assert writer.error is None and writer.written == len(LOG.read_bytes())
+    assert [s["name"] for s in json.loads(p.stdout)["sources"]] == [str(VLLM_LOG), str(fifo)]
+    assert {o["source"] for d in json.loads(p.stdout)["diagnoses"] for o in d["occurrences"]} == {
+        str(VLLM_LOG), str(fifo)}
