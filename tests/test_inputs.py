@@ -153,7 +153,7 @@ def _artifacts(tmp_path: Path) -> Path:
     return art
 
 
-@pytest.mark.parametrize("how", ["directory", "glob", "named", "symlink"])
+@pytest.mark.parametrize("how", ["directory", "glob", "named", "symlink", "hard link"])
 def test_ci_refuses_an_output_that_is_an_input(tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
     art = _artifacts(tmp_path)
     before = {p.name: p.read_bytes() for p in art.iterdir()}
@@ -161,8 +161,11 @@ def test_ci_refuses_an_output_that_is_an_input(tmp_path: Path, how: str, monkeyp
     if how == "symlink":
         os.symlink(art / "x.log", tmp_path / "report.sarif")
         out = str(tmp_path / "report.sarif")
+    if how == "hard link":
+        os.link(art / "x.log", tmp_path / "report.sarif")
+        out = str(tmp_path / "report.sarif")
     arg = {"directory": str(art), "glob": str(art / "*.log"), "named": str(art / "x.log"),
-           "symlink": str(art)}[how]
+           "symlink": str(art), "hard link": str(art)}[how]
     p = run_cli("ci", arg, "-f", "sarif", "-o", out)
     assert_one_line_error(p, 2, "--output", "input")
     assert {p.name: p.read_bytes() for p in art.iterdir()} == before
@@ -241,3 +244,38 @@ def test_zstd_is_read_where_python_can_else_refused_in_one_line(tmp_path: Path) 
         path.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(64))
         assert_one_line_error(run_cli(str(path)), 2, str(path), "zstd", "3.14")
         assert_one_line_error(run_cli("ci", str(path)), 2, str(path), "zstd")
+
+
+@needs_fifo
+def test_compressed_stream_is_decompressed_and_read_once(tmp_path: Path) -> None:
+    """`crashlens <(cat server.log.gz)`: a FIFO whose bytes are gzip, read once (never replayed)."""
+    fifo = tmp_path / "stream"
+    os.mkfifo(fifo)
+    data = gzip.compress(LOG.read_bytes())
+    writer = _Writer(fifo, data)
+    writer.start()
+    p = run_cli("--format", "json", "--no-audit", str(fifo), timeout=30)
+    writer.join(10)
+    assert writer.error is None and writer.written == len(data)
+    assert p.returncode == 1, p.stderr
+    assert _signatures(p.stdout) == [SIGNATURE]
+
+
+def test_watch_refuses_a_compressed_file_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "server.log.gz"
+    path.write_bytes(gzip.compress(LOG.read_bytes()))
+    assert_one_line_error(run_cli("watch", str(path), timeout=30), 2, str(path), "compressed")
+
+
+@needs_fifo
+def test_fifo_among_several_files_is_read_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "live.log"
+    os.mkfifo(fifo)
+    writer = _Writer(fifo, LOG.read_bytes())
+    writer.start()
+    p = run_cli("--format", "json", "--no-audit", "-j", "2", str(VLLM_LOG), str(fifo), timeout=30)
+    writer.join(10)
+    assert writer.error is None and writer.written == len(LOG.read_bytes())
+    assert [s["name"] for s in json.loads(p.stdout)["sources"]] == [str(VLLM_LOG), str(fifo)]
+    assert {o["source"] for d in json.loads(p.stdout)["diagnoses"] for o in d["occurrences"]} == {
+        str(VLLM_LOG), str(fifo)}

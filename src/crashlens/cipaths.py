@@ -61,11 +61,15 @@ def expand_inputs(args: Sequence[str], outputs: Iterable[str] = ()) -> list[str]
     that does not exist, a glob without matches, a directory without logs.
     """
     outs = {_key(p): p for p in outputs}
+    out_files = {ident: p for p in outputs if (ident := _file_id(p)) is not None}  # a hard link is the same file
     out: list[str] = []
     seen: set[str] = set()
 
     def add(path: str, named: bool) -> None:
         k = _key(path)
+        ident = _file_id(path) if out_files else None
+        if ident in out_files:
+            k = _key(out_files[ident])
         ours = not named and is_crashlens_output(path)
         if k in outs and not ours:
             raise InputError(f"--output {outs[k]}: is one of the input artifacts ({path}); refusing to overwrite it")
@@ -114,6 +118,14 @@ def _walk(top: str) -> Iterable[str]:
 
 def _key(path: str) -> str:
     return os.path.realpath(path)
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def parse_path_map(specs: Sequence[str]) -> list[tuple[str, str]]:

@@ -243,11 +243,12 @@ def scan_file(name: str, path: str, fh: BinaryIO, cat: Catalog,
         with open_source(path, quiet=True)[1] as again:
             yield from iter_line_chunks(again)
 
-    fd = fh.fileno() if hasattr(fh, "fileno") else -1  # read.Decompressed has none
+    raw = getattr(fh, "raw_fileno", None)  # read.Decompressed: the file its compressed bytes come from
+    fd = raw() if raw is not None else fh.fileno() if hasattr(fh, "fileno") else -1
     st = os.fstat(fd) if fd >= 0 else None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        return scan_lines(name, iter_lines(fh), cat, next_blockers, on_record)
-    if st is not None and stat.S_ISREG(st.st_mode) and hasattr(os, "pread"):
+        return scan_lines(name, iter_lines(fh), cat, next_blockers, on_record)  # compressed or not, it cannot be read again
+    if raw is None and st is not None and hasattr(os, "pread"):
         pf, locator = shared_prefilter(cat)
         if locator is not None:
             return scan_located(name, locator.read_file(fd, st.st_size), cat, next_blockers, replay, pf,

@@ -116,6 +116,10 @@ class Decompressed:
         self._got += len(data)
         return data
 
+    def raw_fileno(self) -> int:
+        """The descriptor the compressed bytes are read from (a regular file can be read again; a FIFO not)."""
+        return self._raw.fileno()
+
     def read(self, size: int = -1) -> bytes:
         # In small steps: a read that meets the cut raises, and what it had decoded is lost with it.
         parts: list[bytes] = []

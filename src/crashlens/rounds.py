@@ -120,10 +120,10 @@ class LiveRounds:
         self._rounds: dict[str, set[int]] = {}  # diagnosis id -> rounds it was reported in
         self._ids: dict[tuple[str, int], list[str]] = {}  # (source, round) -> ids reported there, in order
 
-    def news(self, d: Diagnosis) -> list[tuple[int, bool, tuple[str, ...]]]:
-        """(round, again, gone) for each report that `d`, as merged so far, calls for now."""
+    def news(self, d: Diagnosis) -> list[tuple[str, int, bool, tuple[str, ...]]]:
+        """(source, round, again, gone) for each report that `d`, as merged so far, calls for now."""
         reported = self._rounds.setdefault(d.id, set())
-        out: list[tuple[int, bool, tuple[str, ...]]] = []
+        out: list[tuple[str, int, bool, tuple[str, ...]]] = []
         for o in sorted(d.occurrences, key=lambda o: o.round):
             if reported and o.round <= max(reported):
                 continue
@@ -136,5 +136,5 @@ class LiveRounds:
             if first_here and o.round > 1:
                 gone = tuple(i for i in self._ids.get((o.source, o.round - 1), []) if i != d.id)
             ids.append(d.id)
-            out.append((o.round, again, gone))
+            out.append((o.source, o.round, again, gone))
         return out

@@ -52,7 +52,8 @@ def run_scan(files: tuple[str, ...], signatures: tuple[str, ...], audit: bool, j
         check_source(name)
     jobs = min(jobs or os.cpu_count() or 1, len(names))
     bar = _progress(names)
-    if jobs > 1 and "-" not in names:
+    # A stream (stdin, a FIFO, `<(cmd)`'s /dev/fd/N) is read here: a worker started afresh may not inherit it.
+    if jobs > 1 and not any(name == "-" or not os.path.isfile(name) for name in names):
         import multiprocessing
 
         methods = multiprocessing.get_all_start_methods()

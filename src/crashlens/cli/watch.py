@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 import subprocess
 import sys
 import threading
@@ -17,7 +18,7 @@ from ..catalog import get_catalog
 from ..diagnose import merge
 from ..follow import Ended, Idle, LineBuffer, NewFile, follow, stream_chunks
 from ..pipeline import ContextSplit, SourceSession, in_log_order
-from ..read import decode_line
+from ..read import compression_of, decode_line
 from ..records import Diagnosis
 from ..rounds import LiveRounds, rounds_of
 from . import _silence_stdout
@@ -215,18 +216,18 @@ class _Reporter:
             if m.id not in self.seen:
                 self.order.append(m.id)
             self.seen[m.id] = m
-            for round_, again, gone in self.rounds.news(m):
-                self._print(m, self.order.index(m.id) + 1, round_, again, gone)
+            for source, round_, again, gone in self.rounds.news(m):
+                self._print(m, self.order.index(m.id) + 1, source, round_, again, gone)
                 if self.exec is not None:
                     from ..render.json import render_line
 
                     self.exec.run(render_line(m, round_, again, gone) + "\n")
 
-    def _print(self, d: Diagnosis, n: int, round_: int, again: bool, gone: tuple[str, ...]) -> None:
+    def _print(self, d: Diagnosis, n: int, source: str, round_: int, again: bool, gone: tuple[str, ...]) -> None:
         if self.closed:
             return
         try:
-            self._write(d, n, round_, again, gone)
+            self._write(d, n, source, round_, again, gone)
         except OSError as e:
             self._reader_left(e)
 
@@ -237,7 +238,7 @@ class _Reporter:
         if self.out is sys.stdout:
             _silence_stdout()
 
-    def _write(self, d: Diagnosis, n: int, round_: int, again: bool, gone: tuple[str, ...]) -> None:
+    def _write(self, d: Diagnosis, n: int, source: str, round_: int, again: bool, gone: tuple[str, ...]) -> None:
         if self.fmt == "jsonl":
             from ..render.json import render_line
 
@@ -252,7 +253,7 @@ class _Reporter:
                 number = {i: k for k, i in enumerate(self.order, 1)}
                 news = [f"#{number[i]} gone" for i in gone if i in number]
                 news.append(f"#{n} again: the last change did not help" if again else f"#{n} new")
-                self._console.print(Text(f"round {round_} of {d.occurrences[-1].source}: " + " · ".join(news),
+                self._console.print(Text(f"round {round_} of {source}: " + " · ".join(news),
                                          style="bold"))
             if not again:  # the panel of a crash that comes back was printed in its first round
                 # The panel's own colours, handed to rich (which drops them where colour is off).
@@ -427,6 +428,17 @@ def _pump(session: SourceSession, reporter: _Reporter, flusher: _Flusher, passth
     reporter.add(session.finish())
 
 
+def _head(path: str) -> bytes:
+    """The first bytes of a regular file (its compression's magic), nothing for anything else."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
+        with open(path, "rb") as fh:
+            return fh.read(16)
+    except OSError:
+        return b""
+
+
 def follow_stdin(fmt: str, signatures: tuple[str, ...], audit: bool, color: bool | None) -> int:
     """`cmd 2>&1 | crashlens --follow`: input through to stdout, diagnoses to stderr as crashes complete."""
     return _follow_stream(fmt, tuple(signatures), audit, color, None, DEFAULT_QUIET)
@@ -456,6 +468,10 @@ def watch(files: tuple[str, ...], from_start: bool, fmt: str, exec_cmd: str | No
     cmd 2>&1 | crashlens watch -               pass the log through; diagnoses on stderr; exit 1 if fatal
     """
     names = list(dict.fromkeys(files))
+    for name in names:
+        if name != "-" and compression_of(name, _head(name)) is not None:
+            raise click.UsageError(f"{name}: compressed; watch follows a plain log as it grows (read it whole with "
+                                   f"`crashlens {name}`)")
     if "-" in names:
         if len(names) > 1:
             raise click.UsageError("`-` (stdin) cannot be watched together with files")
