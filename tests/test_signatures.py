@@ -303,3 +303,15 @@ def test_covering_literals(pattern, cover):
     from crashlens.literals import covering_literals
 
     assert covering_literals(pattern) == cover
+
+
+def test_no_fix_in_the_catalog_only_hides_the_failure() -> None:
+    """A fix never only hides a failure: no fix offers fullgraph=False, suppress_errors or
+    TORCHDYNAMO_DISABLE as what to do (a detail may still say not to)."""
+    import re
+
+    from crashlens.catalog import get_catalog
+
+    hides = re.compile(r"fullgraph\s*=\s*False|suppress_errors\s*=\s*True|TORCHDYNAMO_DISABLE\s*=\s*1")
+    offered = [(s.id, f.title) for s in get_catalog([]).signatures for f in s.fixes if hides.search(f.title)]
+    assert offered == []

@@ -54,11 +54,26 @@ _DYNAMO_TEXT = recache.compile(r"torch[._/]_dynamo|torch[._/]_inductor|TorchDyna
                                r"|torch\.compile\b|from user code:|WON'T CONVERT|FAILED INLINING|Recompiling function")
 
 
+# torch's config modules: an AttributeError or KeyError raised there is a program reading a config option its
+# torch does not have (a script written for a newer release), not a torch.compile failure.
+_CONFIG_MISSING = recache.compile(r"(?:AttributeError|KeyError): torch\._(?:dynamo|inductor)\.config\.\w+ does not exist")
+_CONFIG_MODULE = recache.compile(r"torch[/\\](?:_dynamo[/\\]config_utils|utils[/\\]_config_module)\.py$")
+
+
+# CrashRecord.evidence kinds that only torch.compile prints ("reraise", a server's "see root cause above"
+# wrapper, says nothing of what failed).
+_DYNAMO_EVIDENCE = frozenset({"compile-machinery", "banner", "failed-inlining", "recompiling", "torch-log"})
+
+
 def has_dynamo_evidence(record: CrashRecord) -> bool:
     """A torch._dynamo or torch._inductor frame, a dynamo exception type, or a dynamo message: without
     one, a traceback is an eager crash (one that calls torch.cuda, say), not a torch.compile failure."""
-    if record.dynamo is not None or record.kind == "graph_break" or record.evidence:
+    if record.dynamo is not None or record.kind == "graph_break" or record.evidence in _DYNAMO_EVIDENCE:
         return True
+    h = record.headline
+    if h is not None and (h.frames and _CONFIG_MODULE.search(h.frames[-1].file)
+                          or _CONFIG_MISSING.search(f"{h.type or ''}: {h.message or ''}")):
+        return False
     for b in record.chain:
         if b.type and _DYNAMO_TYPE.search(b.type):
             return True
