@@ -107,7 +107,9 @@ def base_label(repro: Repro, info: dict, text: str, torch_v: str) -> dict:
         "is_dynamo_failure": dynamo,
         "culprit": culprit,
         "accepted_fix_keywords": repro.accepted() if dynamo else [],
-        "dynamo_warnings_ok": (not dynamo) and rc == 0,
+        # a run that went on, or one that died of its own (eager) error after dynamo's warnings: non-fatal
+        # dynamo findings are right there, a fatal dynamo report is a false alarm
+        "dynamo_warnings_ok": (not dynamo) and (rc == 0 or bool(fragment.DYNAMO_EVIDENCE.search(text))),
         "torch_version": torch_v,
         "repro": repro.name,
         "fullgraph": repro.fullgraph,

@@ -127,7 +127,11 @@ def table(counts: dict[str, dict[str, int]]) -> str:
         return f"{c[num]}/{c[den]} ({100 * c[num] / c[den]:.0f}%)" if c[den] else "-"
     rows = ["| set | cases | detected | culprit right | first fix accepted | false alarms |",
             "|---|---|---|---|---|---|"]
-    order = sorted(counts, key=lambda g: (g != "all", g.split()[0] != "torch", g.split()[0] != "framing", g))
+    def key(g: str):
+        kind, _, rest = g.partition(" ")
+        ver = [int(p) for p in rest.split(".")] if kind == "torch" and rest.replace(".", "").isdigit() else []
+        return (g != "all", kind != "torch", kind != "framing", ver, g)
+    order = sorted(counts, key=key)
     for g in order:
         c = counts[g]
         rows.append(f"| {g} | {c['pos'] + c['neg']} | {cell(c, 'detect')} | {cell(c, 'culprit')} | "
