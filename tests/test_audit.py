@@ -484,6 +484,8 @@ def test_reproducer_expect_markers_are_all_found() -> None:
         pytest.skip("samples/repro/fakeinfer not present")
     report = audit("fakeinfer.quantization.fp4_quantization:fp4_quantize", [str(REPRO)])
     marks = _markers(REPRO / "fakeinfer", tag="expect")
+    # sampling.py holds the recorded corpus's library culprits (samples/corpus), not blockers of the FP4 path
+    marks = {name: where for name, where in marks.items() if where[0] != "sampling.py"}
     assert marks
     reported = {(f.relpath, n) for f in report.findings for n in (f.lines or (f.line,))}
     missing = [name for name, (rel, line) in marks.items() if (f"fakeinfer/{rel}", line) not in reported]

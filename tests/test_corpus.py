@@ -1,4 +1,5 @@
-"""The labelled dev corpus (real crash logs from public bug reports), read from ../shared when present."""
+"""The labelled corpora: the dev corpus (real crash logs from public bug reports, read from ../shared when
+present) and the recorded corpus in samples/corpus (real torch runs, framed and degraded like pastes)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from crashlens.cli.scan import run_scan
 from crashlens.render.json import document
 
 CASES = sorted(CORPUS.glob("case-*.json")) if CORPUS.is_dir() else []
-pytestmark = pytest.mark.skipif(not CASES, reason="../shared/corpus/dev is not present")
+needs_dev = pytest.mark.skipif(not CASES, reason="../shared/corpus/dev is not present")
 
 
 def _scan(label_path: Path) -> tuple[dict, list[dict]]:
@@ -25,6 +26,7 @@ def _frame_ok(found: dict | None, want: dict) -> bool:
     return bool(found) and str(found["file"]).endswith(want["file_suffix"]) and found["line"] == want["line"]
 
 
+@needs_dev
 @pytest.mark.parametrize("label_path", CASES, ids=[p.stem for p in CASES])
 def test_detection_and_no_false_alarm(label_path):
     label, diags = _scan(label_path)
@@ -41,6 +43,7 @@ def _keywords_hit(fixes: list[dict], keywords: list[str]) -> bool:
     return any(k.lower() in text for k in keywords)
 
 
+@needs_dev
 def test_culprit_and_first_fix_rates():
     culprit_cases = culprit_ok = fix_cases = fix_ok = 0
     for label_path in CASES:
@@ -56,3 +59,65 @@ def test_culprit_and_first_fix_rates():
             fix_ok += bool(diags) and _keywords_hit(diags[0]["fixes"][:1], label["accepted_fix_keywords"])
     assert culprit_cases and culprit_ok / culprit_cases >= 0.9, (culprit_ok, culprit_cases)
     assert fix_cases and fix_ok / fix_cases >= 0.8, (fix_ok, fix_cases)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The recorded corpus (samples/corpus): real torch runs of the reproducers under several torch releases,
+# framed and degraded like bug-report pastes, scored in-process against the committed baseline figures.
+
+def _corpus_module(name: str):
+    import importlib.util
+
+    from conftest import SAMPLES
+
+    spec = importlib.util.spec_from_file_location(f"corpus_{name}", SAMPLES / "corpus" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_recorded_corpus_holds_the_baseline():
+    scorer = _corpus_module("score")
+    counts = scorer.score()
+    print("\n" + scorer.table(counts))
+    baseline = json.loads(scorer.BASELINE.read_text())
+    bad = scorer.regressions(counts, baseline)
+    assert not bad, "figures below samples/corpus/baseline.json:\n" + "\n".join(bad)
+
+
+def test_recorded_corpus_covers_releases_framings_and_fragments():
+    labels = [json.loads(p.read_text()) for p in sorted((_corpus_module("score").CASES).glob("case-*.json"))]
+    assert len(labels) >= 300
+    releases = {lab["torch_version"].split("+")[0].rsplit(".", 1)[0] for lab in labels}
+    assert len(releases) >= 4, releases
+    framings = {lab["framing"] for lab in labels}
+    assert {"sglang-1", "sglang-2", "sglang-8", "vllm-old", "vllm-new", "ray", "docker", "kubectl", "mpi",
+            "pytest", "plain"} <= framings
+    assert {lab["fragment"] for lab in labels} >= {"full", "head-cut", "tail-cut", "window", "oneline",
+                                                    "markdown", "quoted"}
+    pos = [lab for lab in labels if lab["is_dynamo_failure"]]
+    assert pos and len(pos) < len(labels), "the corpus needs failures and clean runs"
+    assert {lab["culprit_in"] for lab in pos} == {"user", "library"}
+    assert {lab["fullgraph"] for lab in pos} == {True, False}
+    for lab in pos:
+        # a fix that cannot work there is never an accepted answer
+        if lab["fullgraph"]:
+            assert not any("disable" in k for k in lab["accepted_fix_keywords"]), lab["repro"]
+        if lab["culprit"]:
+            assert lab["evidence"]["culprit_frame"], lab["repro"]
+
+
+def test_recorded_corpus_is_what_build_makes_of_the_recordings(tmp_path):
+    """cases/ is exactly what build.py writes from raw/ (nothing edited by hand)."""
+    build = _corpus_module("build")
+    assert build.main(["--out", str(tmp_path)]) == 0
+    here = _corpus_module("score").CASES
+    made = sorted(p.name for p in (tmp_path / "cases").iterdir())
+    assert made == sorted(p.name for p in here.iterdir())
+    import gzip
+
+    def text(p: Path) -> bytes:  # compare contents: another zlib may compress the same text differently
+        return gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+
+    for name in made:
+        assert text(tmp_path / "cases" / name) == text(here / name), name

@@ -11,7 +11,9 @@ def decode_step(x: torch.Tensor, step: int) -> torch.Tensor:
 
 
 def main(fullgraph: bool) -> None:
-    setattr(torch._dynamo.config, "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit", 4)  # noqa: E501 - named cache_size_limit before torch 2.7
+    # recompile_limit is the 2.6+ name; torch 2.1-2.5 call it cache_size_limit
+    limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+    setattr(torch._dynamo.config, limit, 4)
     compiled = torch.compile(decode_step, backend="eager", fullgraph=fullgraph, dynamic=False)
     x = torch.randn(4)
     for step in range(8):

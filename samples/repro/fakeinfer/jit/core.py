@@ -145,7 +145,7 @@ def gen_jit_spec(
     extra_include_paths: Optional[List[Union[str, Path]]] = None,
     needs_device_linking: bool = False,
 ) -> JitSpec:
-    verbose = os.environ.get("FAKEINFER_JIT_VERBOSE", "0") == "1"
+    verbose = os.environ.get("FAKEINFER_JIT_VERBOSE", "0") == "1"  # expect(torch<=2.4): jit-environ
     cflags = ["-O3", "-std=c++17", "-Wno-switch-bool"]
     cuda_cflags = [
         "-O3",
