@@ -258,7 +258,7 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
     entry, caller = entry_of(chain, culprit) if culprit else (None, None)
     s = Situation(d, chain, culprit, entry, caller, tv, d.context.fullgraph)
     reasons: list[str] = []
-    for kind in _order(d):
+    for kind in _order(d, library=caller is not None):
         try:
             plan = _PLANNERS[kind](s, loc)
         except PlanError as e:
@@ -281,14 +281,18 @@ def _dedup(chain: tuple[Frame, ...]) -> list[Frame]:
     return out
 
 
-def _order(d: Diagnosis) -> list[str]:
-    """The fix kinds to try: the diagnosis's own ranking first, then the rest in KINDS order."""
+def _order(d: Diagnosis, library: bool = False) -> list[str]:
+    """The fix kinds to try: the diagnosis's own ranking first, then the rest in KINDS order. When the
+    culprit is in a library the user's code calls, the opaque op at that call comes first: it changes the
+    user's code only, and removes every blocker below the entry at once."""
     by_fix = {"custom-op": ["register-fake", "custom-op"],
               "precompute": ["assume-constant", "move-import", "move-to-module", "guard"],
               "rewrite": ["where", "move-to-module", "guard"], "decorate": ["disable"]}
     out: list[str] = []
     if d.signature == "missing-fake-impl":
         out.append("register-fake")
+    if library:
+        out.append("custom-op")
     for f in d.fixes:
         for k in by_fix.get(f.kind, []):
             if k not in out and k != "register-fake":
@@ -398,7 +402,8 @@ def _ident(s: str) -> str:
 
 # --- custom op ------------------------------------------------------------------------------------
 
-_SCALAR = {"int": "SymInt", "float": "float", "bool": "bool", "str": "str"}
+_SCALAR = {"int": "SymInt", "float": "float", "bool": "bool", "str": "str", "torch.dtype": "ScalarType",
+           "dtype": "ScalarType", "torch.device": "Device"}
 _TENSOR_NAMES = ("Tensor", "torch.Tensor")
 
 
