@@ -450,8 +450,10 @@ def _schema_type(ann: ast.expr | None, default: ast.expr | None) -> str | None:
     return base + ("?" if optional else "")
 
 
-def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    """"Tensor", "(Tensor, Tensor)" or "Tensor[]"; None when the function returns something else."""
+def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.AST | None = None,
+                   depth: int = 0) -> str | None:
+    """"Tensor", "(Tensor, Tensor)" or "Tensor[]"; None when the function returns something else.
+    Unannotated, it is read off the return statements; `return other(...)` asks `other` (same module)."""
     if fn.returns is not None:
         text = ast.unparse(fn.returns).replace(" ", "")
         if text in _TENSOR_NAMES:
@@ -479,8 +481,20 @@ def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in (
                     "int", "float", "bool", "str", "len", "dict", "SimpleNamespace", "hash"):
                 return None
+            if isinstance(v, ast.Call) and tree is not None and depth < 4:
+                name = _terminal(v.func)
+                inner = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                              and n.name == name and n is not fn), None) if name else None
+                if inner is not None:
+                    sub = _return_schema(inner, tree, depth + 1)
+                    if sub is None:
+                        return None
+                    arities.add(sub.count("Tensor") if sub.startswith("(") else (-1 if sub == "Tensor[]" else 0))
+                    continue
             arities.add(len(v.elts) if isinstance(v, ast.Tuple) else 0)
-    if len(arities) != 1:
+    if arities == {-1}:
+        return "Tensor[]"
+    if len(arities) != 1 or -1 in arities:
         return None
     n = arities.pop()
     return "Tensor" if n == 0 else "(" + ", ".join("Tensor" for _ in range(n)) + ")"
@@ -621,7 +635,7 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     fn = _func_named(ctree, callee_f.function, callee.line)
     if fn is None:
         raise PlanError(f"{callee.path}: no function `{callee_f.function}`")
-    ret = _return_schema(fn)
+    ret = _return_schema(fn, ctree)
     if ret is None:
         raise PlanError(f"`{fn.name}` does not return tensors (an opaque op must)")
     a = fn.args
