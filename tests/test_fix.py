@@ -295,3 +295,12 @@ def test_ctrl_c_stops_the_command_and_leaves_changes_revertible(repro):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "interrupted" in err and "Traceback" not in err
+
+
+def test_an_unannotated_entry_takes_the_return_type_of_what_it_returns(repro):
+    """nvfp4_quantize has no annotation and returns fp4_quantize(...): the op returns its (Tensor, Tensor)."""
+    p = cl("fix", str(SAMPLES / "fix" / "fp4-layer-cold.log"), cwd=repro)
+    assert p.returncode == 0, p.stderr
+    assert "--- a/models/fp4_layer_cold.py" in p.stdout
+    assert "-> (Tensor, Tensor)\")" in p.stdout
+    assert "DERIVED" in p.stdout  # no shape rule for nvfp4_quantize: the shim says its fake is derived
