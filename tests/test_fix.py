@@ -304,3 +304,12 @@ def test_an_unannotated_entry_takes_the_return_type_of_what_it_returns(repro):
     assert "--- a/models/fp4_layer_cold.py" in p.stdout
     assert "-> (Tensor, Tensor)\")" in p.stdout
     assert "DERIVED" in p.stdout  # no shape rule for nvfp4_quantize: the shim says its fake is derived
+
+
+def test_fix_from_an_eight_rank_sglang_log_patches_the_server_call_site(repro):
+    """A framed server log (8 ranks interleaved, ANSI, CRLF): the one crash, fixed where fakeserve calls FP4."""
+    p = cl("fix", str(SAMPLES / "sglang-8rank-pcg-fp4.log"), cwd=repro)
+    assert p.returncode == 0, p.stderr
+    assert "+++ b/fakeserve/layers/quantization/modelopt_quant.py" in p.stdout
+    assert "+from . import _crashlens_modelopt_quant_fp4_quantize" in p.stdout  # a package: relative import
+    assert "+++ b/fakeserve/layers/quantization/_crashlens_modelopt_quant_fp4_quantize.py" in p.stdout
