@@ -295,3 +295,21 @@ def test_ctrl_c_stops_the_command_and_leaves_changes_revertible(repro):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "interrupted" in err and "Traceback" not in err
+
+
+def test_an_unannotated_entry_takes_the_return_type_of_what_it_returns(repro):
+    """nvfp4_quantize has no annotation and returns fp4_quantize(...): the op returns its (Tensor, Tensor)."""
+    p = cl("fix", str(SAMPLES / "fix" / "fp4-layer-cold.log"), cwd=repro)
+    assert p.returncode == 0, p.stderr
+    assert "--- a/models/fp4_layer_cold.py" in p.stdout
+    assert "-> (Tensor, Tensor)\")" in p.stdout
+    assert "DERIVED" in p.stdout  # no shape rule for nvfp4_quantize: the shim says its fake is derived
+
+
+def test_fix_from_an_eight_rank_sglang_log_patches_the_server_call_site(repro):
+    """A framed server log (8 ranks interleaved, ANSI, CRLF): the one crash, fixed where fakeserve calls FP4."""
+    p = cl("fix", str(SAMPLES / "sglang-8rank-pcg-fp4.log"), cwd=repro)
+    assert p.returncode == 0, p.stderr
+    assert "+++ b/fakeserve/layers/quantization/modelopt_quant.py" in p.stdout
+    assert "+from . import _crashlens_modelopt_quant_fp4_quantize" in p.stdout  # a package: relative import
+    assert "+++ b/fakeserve/layers/quantization/_crashlens_modelopt_quant_fp4_quantize.py" in p.stdout

@@ -258,7 +258,7 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
     entry, caller = entry_of(chain, culprit) if culprit else (None, None)
     s = Situation(d, chain, culprit, entry, caller, tv, d.context.fullgraph)
     reasons: list[str] = []
-    for kind in _order(d):
+    for kind in _order(d, library=caller is not None):
         try:
             plan = _PLANNERS[kind](s, loc)
         except PlanError as e:
@@ -281,14 +281,18 @@ def _dedup(chain: tuple[Frame, ...]) -> list[Frame]:
     return out
 
 
-def _order(d: Diagnosis) -> list[str]:
-    """The fix kinds to try: the diagnosis's own ranking first, then the rest in KINDS order."""
+def _order(d: Diagnosis, library: bool = False) -> list[str]:
+    """The fix kinds to try: the diagnosis's own ranking first, then the rest in KINDS order. When the
+    culprit is in a library the user's code calls, the opaque op at that call comes first: it changes the
+    user's code only, and removes every blocker below the entry at once."""
     by_fix = {"custom-op": ["register-fake", "custom-op"],
               "precompute": ["assume-constant", "move-import", "move-to-module", "guard"],
               "rewrite": ["where", "move-to-module", "guard"], "decorate": ["disable"]}
     out: list[str] = []
     if d.signature == "missing-fake-impl":
         out.append("register-fake")
+    if library:
+        out.append("custom-op")
     for f in d.fixes:
         for k in by_fix.get(f.kind, []):
             if k not in out and k != "register-fake":
@@ -398,7 +402,8 @@ def _ident(s: str) -> str:
 
 # --- custom op ------------------------------------------------------------------------------------
 
-_SCALAR = {"int": "SymInt", "float": "float", "bool": "bool", "str": "str"}
+_SCALAR = {"int": "SymInt", "float": "float", "bool": "bool", "str": "str", "torch.dtype": "ScalarType",
+           "dtype": "ScalarType", "torch.device": "Device"}
 _TENSOR_NAMES = ("Tensor", "torch.Tensor")
 
 
@@ -445,8 +450,10 @@ def _schema_type(ann: ast.expr | None, default: ast.expr | None) -> str | None:
     return base + ("?" if optional else "")
 
 
-def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    """"Tensor", "(Tensor, Tensor)" or "Tensor[]"; None when the function returns something else."""
+def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.AST | None = None,
+                   depth: int = 0) -> str | None:
+    """"Tensor", "(Tensor, Tensor)" or "Tensor[]"; None when the function returns something else.
+    Unannotated, it is read off the return statements; `return other(...)` asks `other` (same module)."""
     if fn.returns is not None:
         text = ast.unparse(fn.returns).replace(" ", "")
         if text in _TENSOR_NAMES:
@@ -474,8 +481,20 @@ def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in (
                     "int", "float", "bool", "str", "len", "dict", "SimpleNamespace", "hash"):
                 return None
+            if isinstance(v, ast.Call) and tree is not None and depth < 4:
+                name = _terminal(v.func)
+                inner = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                              and n.name == name and n is not fn), None) if name else None
+                if inner is not None:
+                    sub = _return_schema(inner, tree, depth + 1)
+                    if sub is None:
+                        return None
+                    arities.add(sub.count("Tensor") if sub.startswith("(") else (-1 if sub == "Tensor[]" else 0))
+                    continue
             arities.add(len(v.elts) if isinstance(v, ast.Tuple) else 0)
-    if len(arities) != 1:
+    if arities == {-1}:
+        return "Tensor[]"
+    if len(arities) != 1 or -1 in arities:
         return None
     n = arities.pop()
     return "Tensor" if n == 0 else "(" + ", ".join("Tensor" for _ in range(n)) + ")"
@@ -616,7 +635,7 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     fn = _func_named(ctree, callee_f.function, callee.line)
     if fn is None:
         raise PlanError(f"{callee.path}: no function `{callee_f.function}`")
-    ret = _return_schema(fn)
+    ret = _return_schema(fn, ctree)
     if ret is None:
         raise PlanError(f"`{fn.name}` does not return tensors (an opaque op must)")
     a = fn.args

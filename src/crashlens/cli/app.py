@@ -83,6 +83,8 @@ def cli() -> None:
     crashlens watch server.log      follow a live log
     crashlens ci artifacts/         annotate a CI run
     crashlens audit pkg.mod:func    find every dynamo blocker in a call chain
+    crashlens fix server.log        a patch for the top mechanical fix (--apply, --revert)
+    crashlens run --fix -- CMD      run CMD, fix and re-run until it compiles
     crashlens signatures list       show the catalog
     """
 
