@@ -31,6 +31,9 @@ PLACEHOLDERS = {
     "caller.source": "the source line of your code's call into the library",
     "server.name": "the server (sglang, vllm)",
     "server.off_flag": "the flag that turns off this server version's compiled path",
+    "api.custom_op": "the custom-op code for the torch in the log (signatures/_torch_api.toml: custom_op + register_fake on 2.4+, define/impl_abstract on 2.2-2.3, Library + a Meta kernel on 2.1)",
+    "api.custom_op_api": "the name of that custom-op API for the torch in the log",
+    "api.is_compiling": "torch.compiler.is_compiling() on torch 2.3+, torch._dynamo.is_compiling() before",
 }
 
 
