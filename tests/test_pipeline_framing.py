@@ -141,7 +141,8 @@ def test_cut_off_traceback_still_names_the_culprit(sample):
     got = [d for d in _scan(body[: idx + 2]) if d.family == "dynamo"]
     assert got, "cut-off traceback not detected"
     assert (got[0].culprit.file, got[0].culprit.line) == (plain.culprit.file, plain.culprit.line)
-    assert got[0].confidence <= plain.confidence
+    if plain.complete:  # a cut copy never claims more than the whole record it was cut from
+        assert got[0].confidence <= plain.confidence
 
 
 @pytest.mark.skipif(not FATAL, reason="no recorded samples")

@@ -149,10 +149,10 @@ def scan_and_report(files: tuple[str, ...], fmt: str, signatures: tuple[str, ...
     result = run_scan(files, signatures, audit, jobs)
     from .stops import deliver
 
-    return deliver(lambda: write_report(result, fmt, color), 1 if any(d.fatal for d in result.diagnoses) else 0)
+    return deliver(lambda: write_report(result, fmt, color, files), 1 if any(d.fatal for d in result.diagnoses) else 0)
 
 
-def write_report(result: ScanResult, fmt: str, color: bool | None) -> None:
+def write_report(result: ScanResult, fmt: str, color: bool | None, files: tuple[str, ...] = ()) -> None:
     out = sys.stdout
     if fmt == "json":
         from ..render.json import render
