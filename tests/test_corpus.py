@@ -121,3 +121,15 @@ def test_recorded_corpus_is_what_build_makes_of_the_recordings(tmp_path):
 
     for name in made:
         assert text(tmp_path / "cases" / name) == text(here / name), name
+
+
+def test_real_pastes_hold_the_baseline():
+    """samples/pastes: real bug-report fragments (verbatim, with their source URLs), scored like the corpus;
+    the suite fails when a figure drops below samples/pastes/baseline.json."""
+    scorer = _corpus_module("score")
+    folder = Path(__file__).resolve().parents[1] / "samples" / "pastes"
+    counts = scorer.score(folder)
+    print("\n" + scorer.table(counts))
+    baseline = json.loads((folder / "baseline.json").read_text())
+    bad = scorer.regressions(counts, baseline)
+    assert not bad, "figures below samples/pastes/baseline.json:\n" + "\n".join(bad)
