@@ -251,6 +251,32 @@ def test_a_jupyter_traceback_cut_in_dynamos_frames_is_a_compile_failure():
     assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
 
 
+@pytest.mark.parametrize("name", ["pytorch-128095-lowering-cut.log", "vllm-17018-inductor-codegen.log"])
+def test_inductors_own_compile_frames_alone_are_a_compile_failure(name):
+    # lowering.py / graph.py compile_to_module / compile_fx.py fx_codegen_and_compile run only while
+    # inductor compiles a graph: the exception line is out of view, the failure is not.
+    diags = _dynamo(_scan(_paste(name)))
+    assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
+
+
+def test_torch_20s_logger_line_and_the_traceback_it_logs_are_one_compile_failure():
+    diags = _dynamo(_scan(_paste("pytorch-97137-lowering-log.log")))
+    assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
+    assert diags[0].occurrences[0].line == 1  # the `[ERROR] Error from lowering` line opens it
+
+
+def test_torch_20s_logger_prefix_names_its_logger():
+    line = frame_line("x", 1, "[2023-03-20 07:29:05,653] torch._inductor.graph: [ERROR] Error from lowering")
+    assert (line.level, line.logger, line.text) == ("ERROR", "torch._inductor.graph", "Error from lowering")
+
+
+def test_inductor_wrappers_that_run_every_call_are_not_compile_machinery():
+    cfx = "/x/site-packages/torch/_inductor/compile_fx.py"
+    assert is_compile_machinery(Frame(cfx, 1, "fx_codegen_and_compile"))
+    assert not is_compile_machinery(Frame(cfx, 1, "run"))  # cudagraphify's wrapper around the compiled call
+    assert is_compile_machinery(Frame("/x/torch/_inductor/graph.py", 2584, "GraphLowering._compile_to_module_lines"))
+
+
 def test_jupyter_frames_take_the_arrowed_line_as_their_source():
     from crashlens.frame import frame_lines
     from crashlens.traceback import extract_records

@@ -149,7 +149,10 @@ RULES: tuple[Rule, ...] = (
     Rule("pytest-summary", (b"FAILED ", b"ERROR "), _PYTEST_SUMMARY, first="FE", covered_by="exception"),
     # inductor's scheduler logs this (CRITICAL) just before it raises, in any log format
     Rule("codegen-error", (b"Error in codegen for ",), recache.compile(r"^Error in codegen for (?P<msg>.*)$"), first="E"),
-    Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:"), _ANY,
+    # Python logging's default format, and torch 2.0-2.2's own (`[2023-03-20 07:29:05,653]
+    # torch._inductor.graph: [ERROR] Error from lowering`)
+    Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
+                       b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]"), _ANY,
          when=_torch_compile_logger, in_prefix=True),
     # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
     # (and dotted names, which the prefilter finds without a marker).
@@ -205,6 +208,16 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     # compile error is evidence.
     MachineryFrame("torch/_dynamo/eval_frame.py", "compile_wrapper", "raise e.with_traceback("),
     MachineryFrame("torch/_inductor/compile_fx.py", None, "raise InductorError("),
+    # inductor's compile of a captured graph (compile_fx_inner -> fx_codegen_and_compile -> graph
+    # lowering -> codegen -> loading the generated module), all releases 2.0 to 2.13. compile_fx.py
+    # also holds wrappers that run every call (cudagraphify's `run`), so only its compile steps count.
+    *(MachineryFrame("torch/_inductor/compile_fx.py", fn) for fn in (
+        "compile_fx_inner", "_compile_fx_inner", "fx_codegen_and_compile", "codegen_and_compile")),
+    MachineryFrame("torch/_inductor/graph.py"),  # GraphLowering: the lowering interpreter, compile only
+    MachineryFrame("torch/_inductor/lowering.py"),
+    MachineryFrame("torch/_inductor/scheduler.py"),
+    MachineryFrame("torch/_inductor/codegen/"),
+    MachineryFrame("torch/_inductor/codecache.py", "load_by_key_path"),  # the generated module's import
 )
 
 

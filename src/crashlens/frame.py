@@ -142,6 +142,8 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         elif what in ("glog", "pylog"):
             level = _GLOG_LEVELS.get(m.group("level"), m.group("level"))
             artifact = m.group("artifact") or artifact
+            if what == "pylog":  # torch 2.0-2.2's format names its logger: `torch._inductor.graph: [ERROR]`
+                logger = m.group("name")
         elif what == "sglang":
             rank = m.group("ranks").strip() or rank
             record_start = True

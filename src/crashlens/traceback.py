@@ -495,6 +495,12 @@ class _Stream:
                 # The chained exception's own traceback.
                 self.state = TB
                 return True
+            if st == BODY and _logged_message_only(d):
+                # logging's `log.exception(msg)` / `exc_info=True`: the message, then the traceback of
+                # the exception it logs (inductor's `Error from lowering`), one failure.
+                d.new_block()
+                self.state = TB
+                return True
             self._unkeep(d)
             self._end(out, True)
             return False
@@ -954,6 +960,14 @@ def _has_room(d: _Draft) -> bool:
     """An exception message continues over at most this many lines: a record left open at the end of
     a rank's output must not swallow the rest of the log (progress bars, other output)."""
     return not d.blocks or len(d.blocks[-1].message_lines) < MAX_MESSAGE_PARAGRAPH_LINES
+
+
+def _logged_message_only(d: _Draft) -> bool:
+    """A torch logger's error record that so far holds its one message line and nothing else."""
+    if d.evidence != "torch-log" or len(d.blocks) != 1:
+        return False
+    b = d.blocks[0]
+    return not b.type and not b.frames and len(b.message_lines) == 1
 
 
 def _awaiting_chained(d: _Draft) -> bool:
