@@ -265,6 +265,15 @@ def test_torch_20s_logger_line_and_the_traceback_it_logs_are_one_compile_failure
     assert diags[0].occurrences[0].line == 1  # the `[ERROR] Error from lowering` line opens it
 
 
+def test_colour_codes_that_lost_their_escape_byte_come_off_with_the_prefix():
+    lines = _paste("vllm-12155-ray-sgr-remnants.log")
+    framed = [frame_line("x", 1, ln) for ln in lines]
+    assert all("[36m" not in ln.text and "[0m" not in ln.text for ln in framed)
+    assert framed[0].rank == "VLLM_Qwen_Chat_Ray" and framed[0].text.lstrip().startswith('File "')
+    diags = _dynamo(_scan(lines))  # convert_frame's frames alone: a compile failure
+    assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
+
+
 def test_torch_20s_logger_prefix_names_its_logger():
     line = frame_line("x", 1, "[2023-03-20 07:29:05,653] torch._inductor.graph: [ERROR] Error from lowering")
     assert (line.level, line.logger, line.text) == ("ERROR", "torch._inductor.graph", "Error from lowering")
