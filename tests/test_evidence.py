@@ -251,7 +251,8 @@ def test_a_jupyter_traceback_cut_in_dynamos_frames_is_a_compile_failure():
     assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
 
 
-@pytest.mark.parametrize("name", ["pytorch-128095-lowering-cut.log", "vllm-17018-inductor-codegen.log"])
+@pytest.mark.parametrize("name", ["pytorch-128095-lowering-cut.log", "vllm-17018-inductor-codegen.log",
+                                  "vllm-38884-aot-compile.log"])
 def test_inductors_own_compile_frames_alone_are_a_compile_failure(name):
     # lowering.py / graph.py compile_to_module / compile_fx.py fx_codegen_and_compile run only while
     # inductor compiles a graph: the exception line is out of view, the failure is not.
@@ -283,6 +284,9 @@ def test_inductor_wrappers_that_run_every_call_are_not_compile_machinery():
     cfx = "/x/site-packages/torch/_inductor/compile_fx.py"
     assert is_compile_machinery(Frame(cfx, 1, "fx_codegen_and_compile"))
     assert not is_compile_machinery(Frame(cfx, 1, "run"))  # cudagraphify's wrapper around the compiled call
+    aot = "/x/site-packages/torch/_dynamo/aot_compile.py"
+    assert is_compile_machinery(Frame(aot, 1, "aot_compile_fullgraph"))
+    assert not is_compile_machinery(Frame(aot, 1, "__call__"))  # the loaded artifact running
     assert is_compile_machinery(Frame("/x/torch/_inductor/graph.py", 2584, "GraphLowering._compile_to_module_lines"))
 
 

@@ -208,6 +208,11 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     # compile error is evidence.
     MachineryFrame("torch/_dynamo/eval_frame.py", "compile_wrapper", "raise e.with_traceback("),
     MachineryFrame("torch/_inductor/compile_fx.py", None, "raise InductorError("),
+    # ahead-of-time compile (not in 2.7, in 2.13; vLLM's aot_compile path): eval_frame's `aot_compile` and
+    # aot_compile.py's fullgraph/module compile; the loaded artifact's `__call__` is a run, not a compile
+    MachineryFrame("torch/_dynamo/eval_frame.py", "aot_compile"),
+    MachineryFrame("torch/_dynamo/aot_compile.py", "aot_compile_fullgraph"),
+    MachineryFrame("torch/_dynamo/aot_compile.py", "aot_compile_module"),
     # inductor's compile of a captured graph (compile_fx_inner -> fx_codegen_and_compile -> graph
     # lowering -> codegen -> loading the generated module), all releases 2.0 to 2.13. compile_fx.py
     # also holds wrappers that run every call (cudagraphify's `run`), so only its compile steps count.
