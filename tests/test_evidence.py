@@ -275,6 +275,23 @@ def test_colour_codes_that_lost_their_escape_byte_come_off_with_the_prefix():
     assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
 
 
+def test_dynamos_graph_break_user_warning_alone_is_a_non_fatal_finding_routed_on_its_callee():
+    lines = _paste("pytorch-137068-graph-break-warning.log")
+    diags = _dynamo(_scan(lines))
+    assert [(d.signature, d.fatal, d.callee) for d in diags] == [("time-call", False, "time.time")]
+    assert "warn_once" not in diags[0].exception[1]  # the warning's source line is not its message
+    # under a server's prefix too, and a warning from the user's own file is not dynamo's
+    assert [d.signature for d in _dynamo(_scan(["sglang-1  | " + ln for ln in lines]))] == ["time-call"]
+    other = lines[0].replace("torch/_dynamo/variables/functions.py", "app/model.py")
+    assert not _dynamo(_scan([other]))
+
+
+def test_the_graph_break_warning_before_its_fullgraph_crash_is_one_report():
+    diags = _dynamo(_scan(_recording("raw/t24-builtin-open.log")))  # torch 2.4 warns, then raises
+    assert [(d.signature, d.fatal) for d in diags] == [("filesystem-stat", True)]
+    assert [o.line for o in diags[0].occurrences][:2] == [1, 3]
+
+
 def test_torch_20s_logger_prefix_names_its_logger():
     line = frame_line("x", 1, "[2023-03-20 07:29:05,653] torch._inductor.graph: [ERROR] Error from lowering")
     assert (line.level, line.logger, line.text) == ("ERROR", "torch._inductor.graph", "Error from lowering")

@@ -96,6 +96,11 @@ _FAILED_INLINING = recache.compile(
 _RECOMPILING = recache.compile(
     r"^Recompiling function (?P<func>[\w.<>]+) (?:in (?P<file>\S.*?):(?P<line>\d+)|\((?P<file2>\S.*?):(?P<line2>\d+)\))"
 )
+# dynamo's graph-break warning through Python's warnings module (2.1-2.6 `warn_once`), in warnings'
+# format `FILE:LINE: UserWarning: MSG`, FILE one of dynamo's own: the run goes on, the break is real.
+_GB_WARNING = recache.compile(
+    r"^(?P<file>\S*?torch[/\\]_dynamo[/\\]\S+?\.py):(?P<line>\d+): UserWarning: (?P<msg>Graph break\b.*?)\s*$"
+)
 # pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
 _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
 EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
@@ -144,6 +149,7 @@ RULES: tuple[Rule, ...] = (
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
+    Rule("graph-break-warning", (b": UserWarning: Graph break",), _GB_WARNING),
     # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
     # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).
     Rule("pytest-summary", (b"FAILED ", b"ERROR "), _PYTEST_SUMMARY, first="FE", covered_by="exception"),
