@@ -292,6 +292,26 @@ def test_the_graph_break_warning_before_its_fullgraph_crash_is_one_report():
     assert [o.line for o in diags[0].occurrences][:2] == [1, 3]
 
 
+def test_a_fake_tensor_run_message_cut_from_its_type_is_that_failure():
+    diags = _dynamo(_scan(_paste("comfyui-sdnq-2-fake-device.log")))
+    assert [(d.signature, d.fatal) for d in diags] == [("fake-device-mismatch", True)]
+    d = diags[0]
+    assert d.culprit is not None and (d.culprit.line, d.culprit.function) == (255, "forward_int8")
+    assert ".to(x.device)" in d.fixes[0].title and "cuda:0, cpu" in d.fixes[0].title
+
+
+@pytest.mark.parametrize("version", ["2.1.2", "2.4.1", "2.7.1", "2.13.0"])
+def test_a_recorded_fake_tensor_failure_without_its_exception_type_is_the_same_crash(version):
+    name = f"raw/issue13/{version}/device-mismatch.log"
+    if not (SAMPLES / name).is_file():
+        pytest.skip(f"no recording {name}")
+    lines = _from_exception_line(_recording(name))
+    typ, msg = lines[0].split(": ", 1)
+    if not msg.startswith(("Failed running call_", "Dynamo failed to run FX node")):
+        pytest.skip(f"torch {version} words this failure differently: {msg[:40]}")
+    _assert_same_crash(name, _scan([msg, *lines[1:]]))  # the paste lost `torch._dynamo.exc.X: `
+
+
 def test_torch_20s_logger_prefix_names_its_logger():
     line = frame_line("x", 1, "[2023-03-20 07:29:05,653] torch._inductor.graph: [ERROR] Error from lowering")
     assert (line.level, line.logger, line.text) == ("ERROR", "torch._inductor.graph", "Error from lowering")

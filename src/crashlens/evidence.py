@@ -101,6 +101,12 @@ _RECOMPILING = recache.compile(
 _GB_WARNING = recache.compile(
     r"^(?P<file>\S*?torch[/\\]_dynamo[/\\]\S+?\.py):(?P<line>\d+): UserWarning: (?P<msg>Graph break\b.*?)\s*$"
 )
+# The message of dynamo's TorchRuntimeError (a fake-tensor run of an op failed) pasted without its type:
+# `Dynamo failed to run FX node with fake tensors: call_function ...: got RuntimeError(...)` (2.7+),
+# `Failed running call_function ...` (2.1-2.6). Only dynamo's get_fake_value writes these words.
+_FAKE_RUN_FAILED = recache.compile(
+    r"^(?:Dynamo failed to run FX node with fake tensors: |Failed running call_(?:function|method|module) )(?P<msg>.*)$"
+)
 # pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
 _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
 EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
@@ -149,6 +155,7 @@ RULES: tuple[Rule, ...] = (
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
+    Rule("fake-run-failed", (b"Dynamo failed to run FX node", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
     Rule("graph-break-warning", (b": UserWarning: Graph break",), _GB_WARNING),
     # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
     # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).

@@ -794,6 +794,14 @@ class _Stream:
         d.user_frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func")))
         return True
 
+    def _open_fake_run_failed(self, line: LogLine, m: re.Match[str]) -> bool:
+        # dynamo's TorchRuntimeError message whose `torch._dynamo.exc.TorchRuntimeError:` was cut off:
+        # the failure itself, with `from user code:` to follow.
+        d = self._open("partial", line, BODY, section="message")
+        d.new_block().message_lines.append(line.text.strip())
+        d.dynamo_body = True
+        return True
+
     def _open_graph_break_warning(self, line: LogLine, m: re.Match[str]) -> bool:
         # A warning, not an error: the frame ran with a graph break. The file is dynamo's own (where it
         # warned), not the user's; the next indented line is the warning's source line (`warn_once(msg)`).
@@ -1043,6 +1051,7 @@ _OPENERS = {
     "item-advice": _Stream._open_item_advice,
     "wont-convert": _Stream._open_wont_convert,
     "graph-break-warning": _Stream._open_graph_break_warning,
+    "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
     "guard-error": _Stream._open_guard_error,
     "banner": _Stream._open_banner,
