@@ -312,6 +312,16 @@ def test_a_recorded_fake_tensor_failure_without_its_exception_type_is_the_same_c
     _assert_same_crash(name, _scan([msg, *lines[1:]]))  # the paste lost `torch._dynamo.exc.X: `
 
 
+@pytest.mark.parametrize("framing", ["vllm-worker", "ray-actor", "markdown-quote"])
+@pytest.mark.parametrize("name", FATAL)
+def test_dynamos_exception_line_alone_is_a_fatal_dynamo_failure(name, framing):
+    # a paste that keeps only the re-raise's source line and the exception line (no Traceback, no frames)
+    exc = _from_exception_line(_recording(name))[0]
+    lines = ["    raise e.with_traceback(None) from e.__cause__  # User compiler error", exc]
+    diags = _dynamo(_scan([PREFIXES[framing] + ln for ln in lines]))
+    assert [d.fatal for d in diags] == [True], [(d.signature, d.fatal) for d in diags]
+
+
 def test_torch_20s_logger_prefix_names_its_logger():
     line = frame_line("x", 1, "[2023-03-20 07:29:05,653] torch._inductor.graph: [ERROR] Error from lowering")
     assert (line.level, line.logger, line.text) == ("ERROR", "torch._inductor.graph", "Error from lowering")
