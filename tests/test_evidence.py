@@ -292,6 +292,19 @@ def test_the_graph_break_warning_before_its_fullgraph_crash_is_one_report():
     assert [o.line for o in diags[0].occurrences][:2] == [1, 3]
 
 
+# torch 2.1-2.6 recordings of one fatal crash that dynamo announced with its graph-break warning
+WARNED = sorted(p.relative_to(SAMPLES).as_posix() for p in (SAMPLES / "raw").rglob("*.log")
+                if ": UserWarning: Graph break" in p.read_text(errors="replace")
+                and EXPECTED.get(p.relative_to(SAMPLES).as_posix(), {}).get("fatal")
+                and EXPECTED.get(p.relative_to(SAMPLES).as_posix(), {}).get("distinct_crashes", 1) == 1)
+
+
+@pytest.mark.parametrize("name", WARNED)
+def test_a_warned_graph_break_and_its_fullgraph_crash_are_one_report_whatever_signature_routes_it(name):
+    diags = _dynamo(_scan(_recording(name)))
+    assert [d.fatal for d in diags] == [True], [(d.signature, d.fatal) for d in diags]
+
+
 def test_a_fake_tensor_run_message_cut_from_its_type_is_that_failure():
     diags = _dynamo(_scan(_paste("comfyui-sdnq-2-fake-device.log")))
     assert [(d.signature, d.fatal) for d in diags] == [("fake-device-mismatch", True)]
