@@ -257,6 +257,105 @@ def test_a_jupyter_traceback_cut_in_dynamos_frames_is_a_compile_failure():
     assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
 
 
+@pytest.mark.parametrize("name", ["pytorch-128095-lowering-cut.log", "vllm-17018-inductor-codegen.log",
+                                  "vllm-38884-aot-compile.log"])
+def test_inductors_own_compile_frames_alone_are_a_compile_failure(name):
+    # lowering.py / graph.py compile_to_module / compile_fx.py fx_codegen_and_compile run only while
+    # inductor compiles a graph: the exception line is out of view, the failure is not.
+    diags = _dynamo(_scan(_paste(name)))
+    assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
+
+
+def test_torch_20s_logger_line_and_the_traceback_it_logs_are_one_compile_failure():
+    diags = _dynamo(_scan(_paste("pytorch-97137-lowering-log.log")))
+    assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
+    assert diags[0].occurrences[0].line == 1  # the `[ERROR] Error from lowering` line opens it
+
+
+def test_colour_codes_that_lost_their_escape_byte_come_off_with_the_prefix():
+    lines = _paste("vllm-12155-ray-sgr-remnants.log")
+    framed = [frame_line("x", 1, ln) for ln in lines]
+    assert all("[36m" not in ln.text and "[0m" not in ln.text for ln in framed)
+    assert framed[0].rank == "VLLM_Qwen_Chat_Ray" and framed[0].text.lstrip().startswith('File "')
+    diags = _dynamo(_scan(lines))  # convert_frame's frames alone: a compile failure
+    assert [(d.signature, d.fatal) for d in diags] == [("compile-error-out-of-view", True)]
+
+
+def test_dynamos_graph_break_user_warning_alone_is_a_non_fatal_finding_routed_on_its_callee():
+    lines = _paste("pytorch-137068-graph-break-warning.log")
+    diags = _dynamo(_scan(lines))
+    assert [(d.signature, d.fatal, d.callee) for d in diags] == [("time-call", False, "time.time")]
+    assert "warn_once" not in diags[0].exception[1]  # the warning's source line is not its message
+    # under a server's prefix too, and a warning from the user's own file is not dynamo's
+    assert [d.signature for d in _dynamo(_scan(["sglang-1  | " + ln for ln in lines]))] == ["time-call"]
+    other = lines[0].replace("torch/_dynamo/variables/functions.py", "app/model.py")
+    assert not _dynamo(_scan([other]))
+
+
+def test_the_graph_break_warning_before_its_fullgraph_crash_is_one_report():
+    diags = _dynamo(_scan(_recording("raw/t24-builtin-open.log")))  # torch 2.4 warns, then raises
+    assert [(d.signature, d.fatal) for d in diags] == [("filesystem-stat", True)]
+    assert [o.line for o in diags[0].occurrences][:2] == [1, 3]
+
+
+# torch 2.1-2.6 recordings of one fatal crash that dynamo announced with its graph-break warning
+WARNED = sorted(p.relative_to(SAMPLES).as_posix() for p in (SAMPLES / "raw").rglob("*.log")
+                if ": UserWarning: Graph break" in p.read_text(errors="replace")
+                and EXPECTED.get(p.relative_to(SAMPLES).as_posix(), {}).get("fatal")
+                and EXPECTED.get(p.relative_to(SAMPLES).as_posix(), {}).get("distinct_crashes", 1) == 1)
+
+
+@pytest.mark.parametrize("name", WARNED)
+def test_a_warned_graph_break_and_its_fullgraph_crash_are_one_report_whatever_signature_routes_it(name):
+    diags = _dynamo(_scan(_recording(name)))
+    assert [d.fatal for d in diags] == [True], [(d.signature, d.fatal) for d in diags]
+
+
+def test_a_fake_tensor_run_message_cut_from_its_type_is_that_failure():
+    diags = _dynamo(_scan(_paste("comfyui-sdnq-2-fake-device.log")))
+    assert [(d.signature, d.fatal) for d in diags] == [("fake-device-mismatch", True)]
+    d = diags[0]
+    assert d.culprit is not None and (d.culprit.line, d.culprit.function) == (255, "forward_int8")
+    assert ".to(x.device)" in d.fixes[0].title and "cuda:0, cpu" in d.fixes[0].title
+
+
+@pytest.mark.parametrize("version", ["2.1.2", "2.4.1", "2.7.1", "2.13.0"])
+def test_a_recorded_fake_tensor_failure_without_its_exception_type_is_the_same_crash(version):
+    name = f"raw/issue13/{version}/device-mismatch.log"
+    if not (SAMPLES / name).is_file():
+        pytest.skip(f"no recording {name}")
+    lines = _from_exception_line(_recording(name))
+    msg = lines[0].split(": ", 1)[1]
+    if not msg.startswith(("Failed running call_", "Dynamo failed to run FX node")):
+        pytest.skip(f"torch {version} words this failure differently: {msg[:40]}")
+    _assert_same_crash(name, _scan([msg, *lines[1:]]))  # the paste lost `torch._dynamo.exc.X: `
+
+
+@pytest.mark.parametrize("framing", ["vllm-worker", "ray-actor", "markdown-quote"])
+@pytest.mark.parametrize("name", FATAL)
+def test_dynamos_exception_line_alone_is_a_fatal_dynamo_failure(name, framing):
+    # a paste that keeps only the re-raise's source line and the exception line (no Traceback, no frames)
+    exc = _from_exception_line(_recording(name))[0]
+    lines = ["    raise e.with_traceback(None) from e.__cause__  # User compiler error", exc]
+    diags = _dynamo(_scan([PREFIXES[framing] + ln for ln in lines]))
+    assert [d.fatal for d in diags] == [True], [(d.signature, d.fatal) for d in diags]
+
+
+def test_torch_20s_logger_prefix_names_its_logger():
+    line = frame_line("x", 1, "[2023-03-20 07:29:05,653] torch._inductor.graph: [ERROR] Error from lowering")
+    assert (line.level, line.logger, line.text) == ("ERROR", "torch._inductor.graph", "Error from lowering")
+
+
+def test_inductor_wrappers_that_run_every_call_are_not_compile_machinery():
+    cfx = "/x/site-packages/torch/_inductor/compile_fx.py"
+    assert is_compile_machinery(Frame(cfx, 1, "fx_codegen_and_compile"))
+    assert not is_compile_machinery(Frame(cfx, 1, "run"))  # cudagraphify's wrapper around the compiled call
+    aot = "/x/site-packages/torch/_dynamo/aot_compile.py"
+    assert is_compile_machinery(Frame(aot, 1, "aot_compile_fullgraph"))
+    assert not is_compile_machinery(Frame(aot, 1, "__call__"))  # the loaded artifact running
+    assert is_compile_machinery(Frame("/x/torch/_inductor/graph.py", 2584, "GraphLowering._compile_to_module_lines"))
+
+
 def test_jupyter_frames_take_the_arrowed_line_as_their_source():
     from crashlens.frame import frame_lines
     from crashlens.traceback import extract_records

@@ -168,3 +168,29 @@ def test_a_crash_suppress_errors_swallowed_is_not_fatal(version):
     if "# expect: suppressed-backend" in path.read_text():  # torch 2.1 prints no frame below dynamo's here
         rel, line = _marker("suppressed-backend")
         assert diags[0].culprit.file.endswith(rel) and diags[0].culprit.line == line
+
+
+PASTES = Path(__file__).resolve().parent / "fixtures" / "pastes"
+_SWITCH = "torch._dynamo.config.ignore_logger_methods.add("
+
+
+@pytest.mark.parametrize("name,switch_first", [("logging-call.log", True), ("t24-logging-call.log", False)])
+def test_dynamos_logger_switch_comes_first_in_the_torch_that_has_it(name, switch_first):
+    # recorded on torch 2.13 (the switch exists: 2.6+) and 2.4 (it does not)
+    (d,) = _dynamo(SAMPLES / "raw" / name)
+    assert d.signature == "logging-call"
+    titles = [f.title for f in d.fixes]
+    assert (_SWITCH in titles[0]) is switch_first
+    assert sum(_SWITCH in t for t in titles) == (1 if switch_first else 0)  # said once, never on 2.4
+    if not switch_first:
+        assert titles[0].startswith("Move the log call outside the compiled region")
+
+
+def test_dynamos_logger_switch_comes_first_where_the_message_recommends_it(tmp_path):
+    log = tmp_path / "paste.log"
+    log.write_text("".join(ln + "\n" for ln in (PASTES / "sglang-19573-logger-hint.log").read_text().splitlines()
+                           if not ln.startswith("#")))
+    (d,) = _dynamo(log)
+    titles = [f.title for f in d.fixes]
+    assert d.signature == "logging-call" and _SWITCH in titles[0]
+    assert sum(_SWITCH in t for t in titles) == 1

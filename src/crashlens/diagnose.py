@@ -590,12 +590,14 @@ MAX_ANNOUNCE_GAP = 60  # lines from a warning to the error it announced (the rec
 
 def _announced_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The crash a warning announced: dynamo's untyped warning (the recompile limit) followed, in the
-    same source, by the fatal error of the same signature (FailOnRecompileLimitHit) is that error."""
+    same source, by the fatal error of the same signature (FailOnRecompileLimitHit) is that error; so is
+    a graph-break warning (2.1-2.6 warn_once) before the fullgraph error that rejects the same callee."""
     if d.fatal or (d.exception is not None and d.exception[0]) or not d.occurrences or d.signature is None:
         return None
     src, line = d.occurrences[0].source, d.occurrences[0].line
     for e in hosts:
-        if e.fatal and e.signature == d.signature and any(
+        same = e.signature == d.signature or (d.callee is not None and e.callee == d.callee)
+        if e.fatal and same and any(
                 o.source == src and 0 < o.line - line <= MAX_ANNOUNCE_GAP for o in e.occurrences):
             return e
     return None

@@ -96,6 +96,17 @@ _FAILED_INLINING = recache.compile(
 _RECOMPILING = recache.compile(
     r"^Recompiling function (?P<func>[\w.<>]+) (?:in (?P<file>\S.*?):(?P<line>\d+)|\((?P<file2>\S.*?):(?P<line2>\d+)\))"
 )
+# dynamo's graph-break warning through Python's warnings module (2.1-2.6 `warn_once`), in warnings'
+# format `FILE:LINE: UserWarning: MSG`, FILE one of dynamo's own: the run goes on, the break is real.
+_GB_WARNING = recache.compile(
+    r"^(?P<file>\S*?torch[/\\]_dynamo[/\\]\S+?\.py):(?P<line>\d+): UserWarning: (?P<msg>Graph break\b.*?)\s*$"
+)
+# The message of dynamo's TorchRuntimeError (a fake-tensor run of an op failed) pasted without its type:
+# `Dynamo failed to run FX node with fake tensors: call_function ...: got RuntimeError(...)` (2.7+),
+# `Failed running call_function ...` (2.1-2.6). Only dynamo's get_fake_value writes these words.
+_FAKE_RUN_FAILED = recache.compile(
+    r"^(?:Dynamo failed to run FX node with fake tensors: |Failed running call_(?:function|method|module) )(?P<msg>.*)$"
+)
 # pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
 _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
 EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
@@ -144,12 +155,17 @@ RULES: tuple[Rule, ...] = (
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
+    Rule("fake-run-failed", (b"Dynamo failed to run FX node", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
+    Rule("graph-break-warning", (b": UserWarning: Graph break",), _GB_WARNING),
     # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
     # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).
     Rule("pytest-summary", (b"FAILED ", b"ERROR "), _PYTEST_SUMMARY, first="FE", covered_by="exception"),
     # inductor's scheduler logs this (CRITICAL) just before it raises, in any log format
     Rule("codegen-error", (b"Error in codegen for ",), recache.compile(r"^Error in codegen for (?P<msg>.*)$"), first="E"),
-    Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:"), _ANY,
+    # Python logging's default format, and torch 2.0-2.2's own (`[2023-03-20 07:29:05,653]
+    # torch._inductor.graph: [ERROR] Error from lowering`)
+    Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
+                       b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]"), _ANY,
          when=_torch_compile_logger, in_prefix=True),
     # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
     # (and dotted names, which the prefilter finds without a marker).
@@ -205,6 +221,21 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     # compile error is evidence.
     MachineryFrame("torch/_dynamo/eval_frame.py", "compile_wrapper", "raise e.with_traceback("),
     MachineryFrame("torch/_inductor/compile_fx.py", None, "raise InductorError("),
+    # ahead-of-time compile (not in 2.7, in 2.13; vLLM's aot_compile path): eval_frame's `aot_compile` and
+    # aot_compile.py's fullgraph/module compile; the loaded artifact's `__call__` is a run, not a compile
+    MachineryFrame("torch/_dynamo/eval_frame.py", "aot_compile"),
+    MachineryFrame("torch/_dynamo/aot_compile.py", "aot_compile_fullgraph"),
+    MachineryFrame("torch/_dynamo/aot_compile.py", "aot_compile_module"),
+    # inductor's compile of a captured graph (compile_fx_inner -> fx_codegen_and_compile -> graph
+    # lowering -> codegen -> loading the generated module), all releases 2.0 to 2.13. compile_fx.py
+    # also holds wrappers that run every call (cudagraphify's `run`), so only its compile steps count.
+    *(MachineryFrame("torch/_inductor/compile_fx.py", fn) for fn in (
+        "compile_fx_inner", "_compile_fx_inner", "fx_codegen_and_compile", "codegen_and_compile")),
+    MachineryFrame("torch/_inductor/graph.py"),  # GraphLowering: the lowering interpreter, compile only
+    MachineryFrame("torch/_inductor/lowering.py"),
+    MachineryFrame("torch/_inductor/scheduler.py"),
+    MachineryFrame("torch/_inductor/codegen/"),
+    MachineryFrame("torch/_inductor/codecache.py", "load_by_key_path"),  # the generated module's import
 )
 
 

@@ -24,6 +24,9 @@ _NEEDS_STRIP = recache.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\
 # vLLM level, torch.distributed rank, glog) all come off.
 _DOCKER_TS = recache.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")
 _VIEWER_PIPE = recache.compile(r" {0,4}\| ")
+# A colour escape whose ESC byte a paste lost (`\x1b[36m(Actor pid=1)\x1b[0m` pasted as
+# ` [36m(Actor pid=1) [0m`): the SGR remnant, `[` digits/semicolons `m`, next to a prefix.
+_SGR_REMNANT = recache.compile(r" ?\[[0-9;]{0,16}m")
 # docker compose (`sglang-1  | `, v1 `sglang_1  | `) and `kubectl logs --prefix` (`[pod/name/container] `)
 _COMPOSE = recache.compile(r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ")
 _KUBECTL = recache.compile(r"\[pod/[^\]\s]+\] ")
@@ -76,6 +79,7 @@ _ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # would half-match it.
 _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("0123456789", _DOCKER_TS, "wrapper"),
+    (" [", _SGR_REMNANT, "wrapper"),
     (_ALNUM, _COMPOSE, "wrapper"),
     ("E", _PYTEST_E, "pytest"),
     (">", _QUOTE, "wrapper"),
@@ -142,6 +146,8 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         elif what in ("glog", "pylog"):
             level = _GLOG_LEVELS.get(m.group("level"), m.group("level"))
             artifact = m.group("artifact") or artifact
+            if what == "pylog":  # torch 2.0-2.2's format names its logger: `torch._inductor.graph: [ERROR]`
+                logger = m.group("name")
         elif what == "sglang":
             rank = m.group("ranks").strip() or rank
             record_start = True

@@ -204,6 +204,7 @@ GB = "graph_break"  # a non-fatal graph-break log entry
 WARN = "warning"  # recompile limit / guard error style multi-line log entries
 SKIP = "skip"  # the call stack printed inside a warning ("This call originates from:"): not a crash
 INLINE = "inlining"  # `FAILED INLINING <code object ...>` lines, one per inlined call the error left
+WARNING_SOURCE = "warning-source"  # a section: the next line is the source line a Python warning shows
 MAX_INLINE_GAP = 40  # other debug lines between two FAILED INLINING lines of one failure
 
 
@@ -493,6 +494,12 @@ class _Stream:
         if m:
             if st == AFTER and _awaiting_chained(d):
                 # The chained exception's own traceback.
+                self.state = TB
+                return True
+            if st == BODY and _logged_message_only(d):
+                # logging's `log.exception(msg)` / `exc_info=True`: the message, then the traceback of
+                # the exception it logs (inductor's `Error from lowering`), one failure.
+                d.new_block()
                 self.state = TB
                 return True
             self._unkeep(d)
@@ -787,6 +794,22 @@ class _Stream:
         d.user_frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func")))
         return True
 
+    def _open_fake_run_failed(self, line: LogLine, m: re.Match[str]) -> bool:
+        # dynamo's TorchRuntimeError message whose `torch._dynamo.exc.TorchRuntimeError:` was cut off:
+        # the failure itself, with `from user code:` to follow.
+        d = self._open("partial", line, BODY, section="message")
+        d.new_block().message_lines.append(line.text.strip())
+        d.dynamo_body = True
+        return True
+
+    def _open_graph_break_warning(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A warning, not an error: the frame ran with a graph break. The file is dynamo's own (where it
+        # warned), not the user's; the next indented line is the warning's source line (`warn_once(msg)`).
+        d = self._open("warning", line, GB, lead=line.text.strip(), section=WARNING_SOURCE)
+        d.new_block().message_lines.append(m.group("msg"))
+        d.dynamo_body = True
+        return True
+
     def _open_recompile_limit(self, line: LogLine, m: re.Match[str]) -> bool:
         b = self._open("warning", line, WARN).new_block()
         b.message_lines.append(line.text[m.start():].strip())
@@ -879,6 +902,14 @@ class _Stream:
         text = line.text
         stripped = text.strip()
         is_gb_line = line.artifact == "graph_breaks"
+        if self.section == WARNING_SOURCE:
+            # a Python warning is its line and the source line under it: what follows is not its
+            if text[:1].isspace() and stripped:
+                self._end(out, True)
+                return True
+            self._unkeep(d)
+            self._end(out, True)
+            return False
         gm = GB_HEADER.match(text)
         if gm or (WONT_CONVERT.match(text)):
             self._unkeep(d)
@@ -956,6 +987,14 @@ def _has_room(d: _Draft) -> bool:
     return not d.blocks or len(d.blocks[-1].message_lines) < MAX_MESSAGE_PARAGRAPH_LINES
 
 
+def _logged_message_only(d: _Draft) -> bool:
+    """A torch logger's error record that so far holds its one message line and nothing else."""
+    if d.evidence != "torch-log" or len(d.blocks) != 1:
+        return False
+    b = d.blocks[0]
+    return not b.type and not b.frames and len(b.message_lines) == 1
+
+
 def _awaiting_chained(d: _Draft) -> bool:
     """A chain marker was read and the next exception of the chain has not started yet."""
     if len(d.blocks) < 2 or not d.blocks[-2].cause_link:
@@ -1011,6 +1050,8 @@ _OPENERS = {
     "cxx-fatal": _Stream._open_cxx_fatal,
     "item-advice": _Stream._open_item_advice,
     "wont-convert": _Stream._open_wont_convert,
+    "graph-break-warning": _Stream._open_graph_break_warning,
+    "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
     "guard-error": _Stream._open_guard_error,
     "banner": _Stream._open_banner,
