@@ -87,6 +87,7 @@ _BANNER = recache.compile(
     r"|Set TORCHDYNAMO_VERBOSE=\d for the (?:internal|full Dynamo) stack trace"
     r"|You can suppress this exception and fall back to eager by setting:)"
 )
+BANNER = _BANNER  # also the trailer that ends a dynamo report (traceback.py)
 # symbolic_convert's log of an inlining attempt that raised (TORCH_LOGS=+dynamo, all versions).
 _FAILED_INLINING = recache.compile(
     r"^FAILED INLINING <code object (?P<func>[^\s>]+) at 0x[0-9a-fA-F]+, file \"(?P<file>[^\"]+)\", line (?P<line>\d+)>"

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from . import recache
 from ._struct import dataclass, field
 from .evidence import (
+    BANNER as _TRAILER,
     CXX_FATAL,
     EXC_FREE,
     EXC_LEADING,
@@ -65,11 +66,6 @@ _LOGLIKE = recache.compile(
     r"|\S+\.py:\d+: \w*Warning:)"
 )
 MAX_MESSAGE_PARAGRAPH_LINES = 60
-_TRAILER = recache.compile(
-    r"^(?:Set TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=\d for more information"
-    r"|Set TORCHDYNAMO_VERBOSE=\d for the (?:internal|full Dynamo) stack trace"
-    r"|You can suppress this exception and fall back to eager by setting:)"
-)
 _TRAILER_TAIL = recache.compile(r"^\s+(?:import torch\._dynamo|torch\._dynamo\.config\.suppress_errors = True)\s*$")
 _BODY_MARKERS = recache.compile(
     r"^(?:\s*what\(\):|Exception raised from |\s*Higher Order Operator:|\*\*\* While handling this graph break|Minifier script written to"
