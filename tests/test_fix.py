@@ -313,3 +313,32 @@ def test_fix_from_an_eight_rank_sglang_log_patches_the_server_call_site(repro):
     assert "+++ b/fakeserve/layers/quantization/modelopt_quant.py" in p.stdout
     assert "+from . import _crashlens_modelopt_quant_fp4_quantize" in p.stdout  # a package: relative import
     assert "+++ b/fakeserve/layers/quantization/_crashlens_modelopt_quant_fp4_quantize.py" in p.stdout
+
+
+def test_run_stopped_by_sigterm_stops_the_command_and_writes_its_trail(tmp_path: Path) -> None:
+    """docker/Kubernetes/systemd stop `crashlens run` with SIGTERM: the command is stopped with it, the JSON
+    trail is still written, and the exit code says SIGTERM (143), as for watch and --follow."""
+    import signal
+    import time
+
+    from conftest import crashlens_exe
+
+    pidfile = tmp_path / "pid"
+    child = tmp_path / "serve.py"
+    child.write_text("import os, time\n"
+                     f"open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+                     "print('serving', flush=True)\n"
+                     "time.sleep(120)\n", encoding="utf-8")
+    p = subprocess.Popen([*crashlens_exe(), "run", "--format", "json", "--", sys.executable, str(child)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pidfile.exists(), "the command did not start"
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err.decode()
+    doc = json.loads(out)
+    assert doc["schema"] == "crashlens/v1" and doc["rounds"][-1]["outcome"] == "interrupted"
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pidfile.read_text()), 0)  # stopped and reaped, not left running

@@ -106,16 +106,17 @@ def _run_once(cmd: list[str], sink: IO[bytes] | None, env: dict[str, str] | None
             early.extend(session.feed(decode_line(pending)))
         early.extend(session.finish())
         rc = proc.wait()
-    except KeyboardInterrupt:
-        _stop(proc)
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP through cli.stops (Stopped)
+        _stop(proc, getattr(e, "signum", signal.SIGINT))
         raise
     return rc, session.final_diagnoses(early)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def _stop(proc: subprocess.Popen[bytes], signum: int = signal.SIGINT) -> None:
+    """Stop CMD with the signal crashlens got (SIGINT for Ctrl-C), then kill it if it does not go."""
     if proc.poll() is None:
         try:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signum)
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             proc.kill()
@@ -180,10 +181,11 @@ def supervise(cmd: list[str], fix: bool, rounds: int, sink: IO[bytes] | None, no
         notes.flush()
         try:
             rc, diags = _run_once(cmd, sink)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             r.outcome = "interrupted"
-            r.reason = "stopped by Ctrl-C; every applied change is revertible (crashlens fix --revert)"
-            trail.exit_code = 130
+            r.reason = (f"stopped by {getattr(e, 'name', 'Ctrl-C')}; every applied change is revertible "
+                        "(crashlens fix --revert)")
+            trail.exit_code = getattr(e, "exit_code", 130)
             return trail
         r.exit_code = rc
         fatal = [d for d in diags if d.fatal]
@@ -215,9 +217,9 @@ def supervise(cmd: list[str], fix: bool, rounds: int, sink: IO[bytes] | None, no
             notes.flush()
             try:
                 erc, _ = _run_once(cmd, None, EAGER_CHECK_ENV)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as e:
                 r.outcome = "interrupted"
-                trail.exit_code = 130
+                trail.exit_code = getattr(e, "exit_code", 130)
                 return trail
             trail.eager_check = "passes" if erc == 0 else "fails"
             if erc != 0:

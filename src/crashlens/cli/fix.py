@@ -149,7 +149,7 @@ def run(do_fix: bool, rounds: int, fmt: str, roots: tuple[str, ...], cmd: tuple[
     crashlens run --fix -- python serve.py      fix, re-run, up to --rounds times
 
     Exit 0: the last run exited 0 with no fatal crash; 1: it still fails or needs a person;
-    2: usage; 130: Ctrl-C (changes stay revertible: crashlens fix --revert).
+    2: usage; 130: Ctrl-C, 143/129: SIGTERM/SIGHUP (changes stay revertible: crashlens fix --revert).
     """
     from ..supervise import CommandError, render_trail, supervise
 
@@ -159,8 +159,11 @@ def run(do_fix: bool, rounds: int, fmt: str, roots: tuple[str, ...], cmd: tuple[
     if not args:
         raise click.UsageError("no command given (crashlens run [--fix] -- CMD ARGS...)")
     sink = sys.stdout.buffer if fmt == "terminal" else sys.stderr.buffer
+    from .stops import stop_on_signals
+
     try:
-        trail = supervise(args, do_fix, rounds, sink, sys.stderr, list(roots))
+        with stop_on_signals():  # SIGTERM/SIGHUP stop CMD and end the run as Ctrl-C does (exit 143/129)
+            trail = supervise(args, do_fix, rounds, sink, sys.stderr, list(roots))
     except CommandError as e:
         raise UserError(str(e)) from None
     if fmt == "json":
