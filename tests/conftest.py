@@ -75,3 +75,19 @@ def needs_shared(relpath: str) -> Path:
     if not path.is_file():
         pytest.skip(f"{path} is not present (../shared beside the checkout, or set CRASHLENS_SHARED)")
     return path
+
+
+def wait_holding(proc: subprocess.Popen[bytes], path: Path, timeout: float = 30) -> None:
+    """Wait until the process `proc` has `path` open (Linux /proc): the watcher is then following it."""
+    import time
+
+    want = os.path.realpath(path)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if any(os.readlink(fd) == want for fd in Path(f"/proc/{proc.pid}/fd").iterdir()):
+                return
+        except OSError:
+            pass
+        time.sleep(0.02)
+    raise AssertionError("the watcher never opened the file")

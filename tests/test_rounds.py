@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES, crashlens_exe, run_cli
+from conftest import SAMPLES, crashlens_exe, run_cli, wait_holding
 
 from crashlens.catalog import get_catalog
 from crashlens.pipeline import combine, scan_lines
@@ -118,7 +118,7 @@ def test_watch_reports_each_round_with_again_on_the_second(tmp_path: Path) -> No
     proc = subprocess.Popen([*crashlens_exe(), "watch", "--format", "jsonl", "--no-audit", "--quiet-period", "0.3",
                              str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_holding(proc, log)
+        wait_holding(proc, log)
         with open(log, "ab") as fh:
             for launch in _launches():  # a supervisor restarts the server after each crash
                 fh.write(launch)
@@ -160,7 +160,7 @@ def test_rotation_after_a_crash_begins_the_next_round(tmp_path: Path) -> None:
     proc = subprocess.Popen([*crashlens_exe(), "watch", "--format", "jsonl", "--no-audit", "--quiet-period", "0.3",
                              str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        _wait_holding(proc, log)
+        wait_holding(proc, log)
         with open(log, "ab") as fh:
             fh.write(first)
         time.sleep(1.0)
@@ -176,18 +176,6 @@ def test_rotation_after_a_crash_begins_the_next_round(tmp_path: Path) -> None:
         proc.kill()
     assert [(r, again) for r, again, _, _ in _reports(out)] == [(1, False), (2, True)], err
 
-
-def _wait_holding(proc: subprocess.Popen[bytes], path: Path) -> None:
-    want = os.path.realpath(path)
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            if any(os.readlink(fd) == want for fd in Path(f"/proc/{proc.pid}/fd").iterdir()):
-                return
-        except OSError:
-            pass
-        time.sleep(0.02)
-    raise AssertionError("the watcher never opened the file")
 
 
 def test_each_round_is_diagnosed_with_its_own_launch_flags(tmp_path: Path) -> None:

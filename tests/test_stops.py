@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES, crashlens_exe
+from conftest import SAMPLES, crashlens_exe, wait_holding
 
 # Real recordings in SGLang framing (samples/README.md): eight ranks print one crash, many copies in all.
 LOG8 = SAMPLES / "sglang-8rank-pcg-fp4.log"
@@ -98,18 +98,6 @@ def test_watch_stops_when_the_reader_of_its_reports_leaves() -> None:
 # --- SIGTERM and SIGHUP, as Ctrl-C -------------------------------------------------------------------------------
 
 
-def _wait_holding(proc: subprocess.Popen[bytes], path: Path) -> None:
-    want = os.path.realpath(path)
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            if any(os.readlink(fd) == want for fd in Path(f"/proc/{proc.pid}/fd").iterdir()):
-                return
-        except OSError:
-            pass
-        time.sleep(0.02)
-    raise AssertionError("the watcher never opened the file")
-
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to see the watcher is ready")
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, b"SIGTERM"), (signal.SIGHUP, 129, b"SIGHUP"),
@@ -119,7 +107,7 @@ def test_watch_json_writes_its_document_when_stopped(sig: int, code: int, word: 
     proc = subprocess.Popen([*crashlens_exe(), "watch", "--from-start", "--format", "json", "--no-audit", str(LOG8)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
     try:
-        _wait_holding(proc, LOG8)
+        wait_holding(proc, LOG8)
         time.sleep(1.5)  # read and diagnosed within a few polls
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=TIMEOUT)
