@@ -338,6 +338,31 @@ def test_a_damaged_catalog_cache_is_ignored_and_rewritten(tmp_path):
         assert caches[0].stat().st_size > 1000  # rewritten whole
 
 
+def test_each_installed_copy_keeps_its_own_parsed_cache(tmp_path):
+    """Entries are keyed by file path, so two installs (a venv per project) sharing one cache file would
+    each load the other's whole catalog on every run: each copy has its own file, and a second copy's
+    scans leave the first one's file as it was."""
+    import shutil
+
+    import crashlens
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("CRASHLENS_NO_CACHE", None)
+    copy = tmp_path / "other-venv"
+    shutil.copytree(Path(crashlens.__file__).parent, copy / "crashlens")
+    log = str(SAMPLES / "sglang-1rank-pcg-fp4.log")
+    scan = "import sys; sys.argv = ['crashlens', '--format', 'json', %r]; from crashlens.cli import main; main()" % log
+    first = subprocess.run([sys.executable, "-c", scan], env=env, capture_output=True, timeout=120)
+    (mine,) = (tmp_path / "cache" / "crashlens").glob("catalog-*")
+    size = mine.stat().st_size
+    env2 = {**env, "PYTHONPATH": str(copy)}
+    second = subprocess.run([sys.executable, "-c", scan], env=env2, capture_output=True, timeout=120)
+    assert second.stdout == first.stdout and first.returncode == second.returncode == 1
+    caches = sorted((tmp_path / "cache" / "crashlens").glob("catalog-*"))
+    assert len(caches) == 2 and mine in caches
+    assert mine.stat().st_size == size
+
+
 def test_the_parsed_cache_drops_what_changed_and_keeps_what_did_not(tmp_path, monkeypatch):
     """An entry is dropped when its file changes (or goes), not because a run did not read it: a scan
     without a crash must not throw away the audit rules' parse that the last crash's scan kept."""

@@ -351,13 +351,13 @@ def test_repeated_start_up_and_warning_lines_do_not_reach_the_per_line_pipeline(
         docs.append(render(combine([("log", n, diags)])))
         _, want = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
         assert docs[-1] == render(combine([("log", n, want)]))
-    # A start-up banner may begin the next round after a crash (rounds.py), so each launch's banner line
-    # is looked at, with the prefixed line before it (a routing hint, see scan_located); nothing else of the
-    # repeated start-up blocks or warnings is.
-    banners = [sum(1 for ln in itertools.islice(g.SHAPES[shape](random.Random(3)), k)
-                   if any(b.trigger in ln for b in cat.banners)) for k in (2_000, 20_000)]
-    assert fed[1] - fed[0] <= 2 * (banners[1] - banners[0]), (fed, banners)
-    assert fed[1] - banners[1] < 2 * len(crash) + 200, fed  # the crash, and the first start-up lines before the facts are known
+    # A start-up banner begins the next round only after a crash (rounds.py): the banners of launches
+    # that did not crash are not looked at either, however many there are.
+    banners = sum(1 for ln in itertools.islice(g.SHAPES[shape](random.Random(3)), 20_000)
+                  if any(b.trigger in ln for b in cat.banners))
+    assert shape != "startup" or banners > 100, banners  # the loop does restart, many times
+    assert fed[1] == fed[0], (fed, banners)
+    assert fed[1] < 2 * len(crash) + 200, fed  # the crash, and the first start-up lines before the facts are known
 
 
 def test_whether_a_line_starts_a_record_does_not_depend_on_its_digits() -> None:

@@ -641,8 +641,13 @@ def _cache_file() -> Path | None:
     from . import __version__
 
     # marshal, not JSON: it loads several times faster and needs no import; its format is tied to the
-    # Python version, which the name holds.
-    return Path(where) / f"catalog-{__version__}-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    # Python version, which the name holds. One file per installed copy (the crc of where it lives):
+    # the entries are keyed by path, so installs sharing one file (a venv per project) each load every
+    # other's catalog too; with five installs that was 8 MB and 50 ms of every run.
+    from zlib import crc32
+
+    here = crc32(os.path.dirname(os.path.abspath(__file__)).encode("utf-8", "surrogateescape"))
+    return Path(where) / f"catalog-{__version__}-py{sys.version_info[0]}{sys.version_info[1]}-{here:08x}.marshal"
 
 
 def _file_key(path: Path) -> str:

@@ -329,12 +329,17 @@ def scan_located(
             h, start = indices[x], starts[x]
             end = chunk.index(b"\n", start)
             line = bytes(chunk[start:end])
-            if not pf.info(shape(line))[0]:
+            sh = shape(line)
+            if not pf.info(sh)[0]:
                 # Located by a marker that cannot make it matter (retired since, or one that only
                 # matters in a line that starts a record): skipped like any other line, and the
                 # locator leaves lines of this shape out from now on.
                 if locator is not None and len(inert) < MAX_KNOWN_SHAPES:
                     inert.add(locator.shape_key(line))
+                continue
+            if sh in pf.banner_only and not s.rounds.crashed:  # type: ignore[union-attr]
+                # A start-up banner begins a round only after a crash of this one (rounds.py; no record
+                # is open while skimming): a restart loop's banners before any crash change nothing.
                 continue
             hint_between(chunk, lo, start, i, h)
             feed(base + h + 1, line)
@@ -372,7 +377,12 @@ def scan_located(
                 k = _last_routed(pf, shapes, h, i)
                 if k is not None:
                     hint = (base + k + 1, lines[k])
-                if h < n:
+                if h < n and shapes[h] in pf.banner_only and not s.rounds.crashed:
+                    # A banner before any crash of its round begins nothing (as in skim): skipped, and
+                    # a routing hint like any skipped line.
+                    if pf.info(shapes[h])[1] is not None:
+                        hint = (base + h + 1, lines[h])
+                elif h < n:
                     feed(base + h + 1, lines[h])
                 i = h + 1
                 continue

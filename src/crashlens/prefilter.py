@@ -11,7 +11,9 @@ A line is skipped only while every rank stream of the RecordExtractor is idle, a
   rule sets is known the rule's lines can change nothing: `retire` drops its markers, and the scan
   goes on looking for fewer (a restart loop prints the same start-up lines round after round);
 - begin a round: a start-up banner (rounds.py) holds its catalog `trigger` string; banners are kept
-  looked for every time (a restart loop prints one per round);
+  looked for every time (a restart loop prints one per round), but a banner begins a round only after
+  a crash of the current one, so a line that matters only as a banner (`banner_only`) is skipped while
+  the round has had none;
 - change which stream a later unprefixed line goes to: pipeline.scan_located feeds the last skipped
   line that carries a rank or a prefix before it feeds anything else.
 Framing only removes text from a line (prefixes, carriage-return redraws) unless the line holds
@@ -122,8 +124,10 @@ class Prefilter:
             trigger = (r.trigger.encode("utf-8"),)
             self._facts.append((keys, tuple(c.encode("ascii") for c in cover) or trigger))
             self._triggers.append((keys, trigger))
+        self._banners = banners
         self._info: dict[bytes, tuple[bool, RouteKey]] = {}
         self._matter: set[bytes] = set()
+        self.banner_only: set[bytes] = set()  # shapes that matter only as a round's start-up banner
         self._known: frozenset[str] = frozenset()
         self._aim()
 
@@ -143,12 +147,16 @@ class Prefilter:
             if len(self.markers) <= MAX_MARKERS:
                 break
         self._shape_markers = minimal_cover(m.translate(_SHAPE) for m in whole)
+        # The same without the banners: what a line must hold to matter where a banner can begin nothing.
+        self._shape_markers_nb = minimal_cover(
+            m.translate(_SHAPE) for m in (*RECORD_START_MARKERS, *self._keep, *chosen))
         # Of those, the ones that matter only if the line starts a record (see may_matter)
         self._record_markers = {m.translate(_SHAPE) for m in RECORD_START_MARKERS} - {
             m.translate(_SHAPE) for m in (*self._keep, *(m for keys, found in self._facts
                                                          if not keys <= self._known for m in found))}
         self._info.clear()
         self._matter.clear()
+        self.banner_only.clear()
 
     def retire(self, known: Iterable[str]) -> bool:
         """Stop looking for the lines of fact rules whose every fact is known (first value wins, so
@@ -164,7 +172,7 @@ class Prefilter:
         self._aim()
         return self.markers != before
 
-    def may_matter(self, shape: bytes, line: LogLine | None = None) -> bool:
+    def may_matter(self, shape: bytes, line: LogLine | None = None, markers: tuple[bytes, ...] | None = None) -> bool:
         """Whether a line of this shape may change the result. A line whose only markers are record
         markers (or a dotted name) matters only if it starts a record: a warning that names an
         `Error` or a `torch.Tensor` in passing, printed a million times, is looked at once. (Whether
@@ -173,7 +181,7 @@ class Prefilter:
         if CONTROL_MARK in shape:
             return True
         hit = False
-        for m in self._shape_markers:
+        for m in self._shape_markers if markers is None else markers:
             if m in shape:
                 if m not in self._record_markers:
                     return True  # a fact still unknown, or a line to keep every time
@@ -191,6 +199,8 @@ class Prefilter:
             got = self._info[shape] = (self.may_matter(shape, line), route_key(line))
             if got[0]:
                 self._matter.add(shape)
+                if not self.may_matter(shape, line, self._shape_markers_nb):
+                    self.banner_only.add(shape)
         return got
 
     def chunk(self, chunk: bytes) -> tuple[list[bytes], set[bytes], list[int]]:
@@ -201,6 +211,7 @@ class Prefilter:
         if len(self._info) + len(present) > MAX_SHAPES:
             self._info.clear()
             self._matter.clear()
+            self.banner_only.clear()
         for s in present.difference(self._info):
             self.info(s)
         keep = present & self._matter
