@@ -412,3 +412,27 @@ def test_too_many_markers_give_way_to_fewer_broader_ones(monkeypatch) -> None:
     for r in cat.facts:
         cover = [c.encode() for c in covering_literals(r.pattern.source) or ()]
         assert all(any(a in c for a in pf.markers) for c in cover) or any(a in r.trigger.encode() for a in pf.markers)
+
+
+def test_a_fact_pattern_runs_only_on_lines_that_can_state_its_fact(monkeypatch) -> None:
+    """A torch traceback names torch on most of its lines, and the torch-version rule's trigger is
+    `torch`: its pattern (0.2 ms a search on a long line) must run only where the line holds what every
+    match holds (`torch==2.`, `torch 2.`, ...), and the version stated among those lines is still found."""
+    from crashlens import context
+
+    cat = get_catalog([])
+    searched: list[str] = []
+    real = context.search
+
+    def counting(pattern, text):
+        searched.append(text)
+        return real(pattern, text)
+
+    monkeypatch.setattr(context, "search", counting)
+    frames = [f'  File "/usr/lib/python3/site-packages/torch/_dynamo/symbolic_convert.py", line {n}, in step'
+              for n in range(500)]
+    collector = context.FactCollector(cat)
+    for n, text in enumerate([*frames, "torch==2.7.1", *frames], 1):
+        collector.feed(frame_line("log", n, text))
+    assert collector.facts.values.get("version.torch") == "2.7.1"
+    assert len(searched) < 10, len(searched)
