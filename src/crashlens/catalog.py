@@ -240,6 +240,9 @@ class Catalog:
     # _torch_api.toml: (name, lowest torch release or None for the "unknown version" note, text), newest first
     api_forms: list[tuple[str, tuple[int, ...] | None, str]] = field(default_factory=list)
     version_hints: list[tuple[str, Any, str, str]] = field(default_factory=list)
+    # _fixsets.toml `sets.third-party-culprit`: offered by every dynamo signature whose culprit is in
+    # someone else's package, when the signature has no custom op of its own
+    third_party_fixes: tuple[FixTemplate, ...] = ()
     by_id: dict[str, Signature] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -1044,6 +1047,7 @@ def load_catalog(extra_dirs: list[str] | None = None, builtin: bool = True) -> C
         finally:
             _TRUSTED = False
     cat.signatures = sorted(sigs.values(), key=lambda s: (-s.priority, s.id))
+    cat.third_party_fixes = fixsets.get("third-party-culprit", ())
     cat.by_id = sigs
     cat.libraries.sort(key=lambda r: -r.priority)
     return cat
