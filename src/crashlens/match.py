@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import recache
 from ._struct import dataclass
 from .catalog import Catalog, LibraryRule, Matcher, Signature, search
-from .culprit import is_machinery, pick_culprit, traced_chain
+from .culprit import is_machinery, is_torch, pick_culprit, traced_chain
 from .records import CrashRecord, Frame
 
 FUZZY_THRESHOLD = 72.0
@@ -41,6 +41,9 @@ class Targets:
     explanation: str = ""
     evidence: str = ""  # CrashRecord.evidence: what showed a dynamo failure whose exception is out of view
     dynamo_evidence: bool = False  # the record shows dynamo at work (see has_dynamo_evidence)
+    # "file:function" of the innermost traced frame outside torch: the standard-library module (json.encoder,
+    # <frozen os>, pathlib) whose call dynamo stopped at, when the user's line only shows the outer call
+    innermost: str = ""
 
 
 def is_dynamo(record: CrashRecord) -> bool:
@@ -141,6 +144,7 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
         explanation=(d.explanation or "") if d is not None else "",
         evidence=record.evidence or "",
         dynamo_evidence=has_dynamo_evidence(record),
+        innermost=next((f"{f.file}:{f.function}" for f in reversed(chain) if not is_torch(f.file)), ""),
     )
 
 
@@ -199,7 +203,7 @@ def matcher_holds(m: Matcher, t: Targets) -> bool:
                 return False
         elif not hit:
             return False
-    return True
+    return not m.any or any(matcher_holds(alt, t) for alt in m.any)
 
 
 def _extract(sig: Signature, t: Targets) -> dict[str, str]:
