@@ -71,12 +71,14 @@ _DYNAMO_EVIDENCE = frozenset({"compile-machinery", "banner", "failed-inlining", 
 def has_dynamo_evidence(record: CrashRecord) -> bool:
     """A torch._dynamo or torch._inductor frame, a dynamo exception type, or a dynamo message: without
     one, a traceback is an eager crash (one that calls torch.cuda, say), not a torch.compile failure."""
-    if record.dynamo is not None or record.kind == "graph_break" or record.evidence in _DYNAMO_EVIDENCE:
-        return True
     h = record.headline
     if h is not None and (h.frames and _CONFIG_MODULE.search(h.frames[-1].file)
                           or _CONFIG_MISSING.search(f"{h.type or ''}: {h.message or ''}")):
+        # whatever else the record holds (a server's re-raise, a quoted copy): the program read a config
+        # option its torch does not have
         return False
+    if record.dynamo is not None or record.kind == "graph_break" or record.evidence in _DYNAMO_EVIDENCE:
+        return True
     for b in record.chain:
         if b.type and _DYNAMO_TYPE.search(b.type):
             return True
