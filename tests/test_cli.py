@@ -109,8 +109,11 @@ def test_signatures_commands_show_the_catalog():
 
 
 def test_mine_clusters_crashes_no_signature_names(tmp_path):
-    # two copies of a real recording whose failure only the generic fallback names
-    raw = (SAMPLES / "raw" / "dynamo-generic.log").read_bytes()
+    # two copies of a real recording whose failure only the generic fallback names (torch 2.1.2 tracing
+    # json.dumps: "call_function UserDefinedClassVariable() [...]")
+    import gzip
+
+    raw = gzip.decompress((SAMPLES / "corpus" / "raw" / "t2.1.2" / "json-call.log.gz").read_bytes())
     a, b = tmp_path / "a.log", tmp_path / "b.log"
     a.write_bytes(raw)
     b.write_bytes(raw)

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import SAMPLES
 from crashlens.cli.scan import run_scan
-from crashlens.culprit import is_changeable, is_stdlib, pick_culprit
+from crashlens.culprit import entry_of, is_changeable, is_stdlib, owner_of, pick_culprit
 from crashlens.records import Frame
 
 
@@ -62,3 +62,25 @@ def test_recompile_limit_takes_the_culprit_from_the_guard_user_stack(name):
     for d in diags:  # the fatal FailOnRecompileLimitHit too, whose own record names no frame
         assert d.culprit is not None and d.culprit.file.endswith("scenarios/recompile_limit.py")
         assert d.culprit.line == want
+
+
+SP = "/venv/lib/python3.11/site-packages"
+
+
+@pytest.mark.parametrize(("chain", "owner"), [
+    # an installed release called from the user's script
+    (("/srv/app/serve.py", f"{SP}/flashinfer/jit/core.py"), "third-party"),
+    # a checkout beside the user's code (`pip install -e`, or cloned next to it), called from another package
+    (("/work/app/scenarios/run.py", "/work/app/fakeinfer/sampling.py"), "third-party"),
+    (("/sgl-workspace/sglang/python/sglang/srt/layers/q.py", "/sgl-workspace/flashinfer/flashinfer/fp4.py"),
+     "third-party"),
+    # the user's own package, one file calling another
+    (("/work/app/scenarios/run.py", "/work/app/scenarios/helpers.py"), "user"),
+    # the user's file alone
+    (("/work/app/model.py",), "user"),
+])
+def test_who_owns_the_culprit(chain, owner):
+    frames = tuple(Frame(f, 10 + i, f"f{i}") for i, f in enumerate(chain))
+    culprit = pick_culprit(frames)
+    _entry, caller = entry_of(frames, culprit)
+    assert owner_of(culprit, caller) == owner

@@ -194,3 +194,48 @@ def test_dynamos_logger_switch_comes_first_where_the_message_recommends_it(tmp_p
     titles = [f.title for f in d.fixes]
     assert d.signature == "logging-call" and _SWITCH in titles[0]
     assert sum(_SWITCH in t for t in titles) == 1
+
+
+# The recorded corpus's raw runs (samples/corpus/raw/t<version>/<repro>.log.gz): there the library (fakeinfer)
+# is a checkout beside the user's code (scenarios/), not an installed release.
+CORPUS_RAW = SAMPLES / "corpus" / "raw"
+CORPUS_VERSIONS = sorted(p.name for p in CORPUS_RAW.iterdir()) if CORPUS_RAW.is_dir() else []
+
+
+def _corpus_log(version: str, repro: str) -> Path:
+    p = CORPUS_RAW / version / f"{repro}.log.gz"
+    if not p.is_file():
+        pytest.skip(f"no recording {p}")
+    return p
+
+
+@pytest.mark.parametrize("version", CORPUS_VERSIONS)
+@pytest.mark.parametrize("repro", ["lib-environ", "lib-time", "lib-logging"])
+def test_a_library_checkout_the_user_calls_into_is_not_the_users_to_edit(version, repro):
+    diags = _dynamo(_corpus_log(version, repro))
+    if not diags:
+        pytest.skip("this torch compiles it")
+    d = diags[0]
+    assert d.culprit is not None and d.culprit.file.endswith("fakeinfer/sampling.py")
+    first = d.fixes[0]
+    # first something the user does without editing fakeinfer: a custom op at their call site, or a
+    # dynamo config switch
+    assert first.kind in ("custom-op", "config"), [f.title for f in d.fixes]
+    if first.kind == "custom-op":
+        assert first.file is not None and first.file.endswith(f"scenarios/{repro.replace('-', '_')}.py")
+    for f in d.fixes:
+        if f.file == d.culprit.file and f.kind in ("precompute", "rewrite", "decorate"):
+            assert f.title.startswith("Library patch: "), f.title
+
+
+@pytest.mark.parametrize("version", CORPUS_VERSIONS)
+@pytest.mark.parametrize(("repro", "file"), [("os-environ-read", "scenarios/os_environ_read.py"),
+                                             ("time-call", "scenarios/time_call.py")])
+def test_the_users_own_line_keeps_its_direct_fix_first(version, repro, file):
+    diags = _dynamo(_corpus_log(version, repro))
+    if not diags:
+        pytest.skip("this torch compiles it")
+    d = diags[0]
+    assert d.culprit is not None and d.culprit.file.endswith(file)
+    assert d.fixes[0].kind != "custom-op" and not d.fixes[0].title.startswith("Library patch: ")
+    assert d.fixes[0].file is not None and d.fixes[0].file.endswith(file)

@@ -108,6 +108,8 @@ BAD_FILES = {
                           "unknown field 'shell'"),
     "fix-file-not-string": (_builtin_text() + '\n[[fixes]]\nrank = 1\nkind = "flag"\ntitle = "x"\nfile = 3\n',
                             "field 'file'"),
+    "match-any-not-tables": (_mutate("[match]", "[match]\nany = 'x'"), "match.any"),
+    "match-any-without-patterns": (_mutate("[match]", "[match]\nany = [{ dynamo = true }]"), "match.any[0]"),
     "fixes-not-array": (_mutate("[match]", 'fixes = "all of them"\n[match]'), "fixes"),
     "unknown-fixset": (_mutate('fixsets = ["opaque-op"', 'fixsets = ["no-such-set"'), "no fix set named"),
     "not-utf8": (b"id = \"x\"\ntitle = \"\xff\xfe\"\n", "not UTF-8"),

@@ -38,7 +38,7 @@ FIX_KINDS = {"custom-op", "decorate", "precompute", "config", "flag", "upgrade",
 CONTEXTS = {"fullgraph", "graph-break", "unknown"}
 MATCH_KEYS = {
     "exception", "message", "gb", "callee", "frames", "culprit_source", "kind", "not_message", "lead", "text",
-    "raised_in", "culprit", "evidence",
+    "raised_in", "culprit", "evidence", "innermost",
 }
 SIGNATURE_KEYS = {
     "id", "name", "family", "title", "summary", "why", "priority", "confidence", "tags", "fuzzy", "fixsets",
@@ -140,11 +140,16 @@ class Example:
 
 @dataclass(frozen=True, slots=True)
 class Matcher:
-    """Patterns per record field; all fields present must match (any pattern of a field)."""
+    """Patterns per record field; all fields present must match (any pattern of a field), and where there
+    are alternatives (`[[match.any]]` tables), at least one of them as well."""
 
     rules: tuple[tuple[str, tuple[Any, ...]], ...]
     dynamo: bool | None
     fatal: bool | None
+    any: tuple[Matcher, ...] = ()
+
+    def all_rules(self) -> list[tuple[str, tuple[Any, ...]]]:
+        return list(self.rules) + [r for alt in self.any for r in alt.all_rules()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +245,9 @@ class Catalog:
     # _torch_api.toml: (name, lowest torch release or None for the "unknown version" note, text), newest first
     api_forms: list[tuple[str, tuple[int, ...] | None, str]] = field(default_factory=list)
     version_hints: list[tuple[str, Any, str, str]] = field(default_factory=list)
+    # _fixsets.toml `sets.third-party-culprit`: offered by every dynamo signature whose culprit is in
+    # someone else's package, when the signature has no custom op of its own
+    third_party_fixes: tuple[FixTemplate, ...] = ()
     by_id: dict[str, Signature] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -250,9 +258,9 @@ class Catalog:
         """Every pattern of the catalog (signatures, library rules, context, facts, callee rules)."""
         pats: list[CatalogPattern] = []
         for sig in self.signatures:
-            pats += [p for _key, ps in sig.matcher.rules for p in ps] + list(sig.extract)
+            pats += [p for _key, ps in sig.matcher.all_rules() for p in ps] + list(sig.extract)
         for rule in self.libraries:
-            pats += [p for _key, ps in rule.matcher.rules for p in ps]
+            pats += [p for _key, ps in rule.matcher.all_rules() for p in ps]
         for crule in self.context_rules:
             pats += list(crule.patterns)
         pats += [f.pattern for f in self.facts] + list(self.callee_patterns) + [v[1] for v in self.version_hints]
@@ -458,16 +466,26 @@ def _str_list(v: Any, where: str) -> list[str]:
     return list(v)
 
 
-def _matcher(d: dict[str, Any], where: str) -> Matcher:
+def _matcher(d: dict[str, Any], where: str, nested: bool = False) -> Matcher:
     if not isinstance(d, dict):
         raise CatalogError(f"{where}: must be a table")
     rules = []
     dynamo = d.get("dynamo")
     fatal = d.get("fatal")
+    alts: list[Matcher] = []
     for key, val in d.items():
         if key in ("dynamo", "fatal"):
             if not isinstance(val, bool):
                 raise CatalogError(f"{where}.{key}: must be true or false")
+            continue
+        if key == "any" and not nested:
+            if not isinstance(val, list) or not val or not all(isinstance(x, dict) for x in val):
+                raise CatalogError(f"{where}.any: must be an array of tables ([[match.any]])")
+            for i, alt in enumerate(val):
+                sub = _matcher(alt, f"{where}.any[{i}]", nested=True)
+                if not sub.rules or sub.dynamo is not None or sub.fatal is not None:
+                    raise CatalogError(f"{where}.any[{i}]: needs pattern fields (dynamo/fatal belong to the match)")
+                alts.append(sub)
             continue
         if key not in MATCH_KEYS:
             raise CatalogError(f"{where}.{key}: unknown match field (known: {', '.join(sorted(MATCH_KEYS))})")
@@ -475,7 +493,7 @@ def _matcher(d: dict[str, Any], where: str) -> Matcher:
             compile_pattern(p, f"{where}.{key}", negative=key == "not_message") for p in _str_list(val, f"{where}.{key}")
         )
         rules.append((key, pats))
-    return Matcher(tuple(rules), dynamo, fatal)
+    return Matcher(tuple(rules), dynamo, fatal, tuple(alts))
 
 
 def _unknown_keys(d: dict[str, Any], known: set[str], where: str) -> None:
@@ -859,7 +877,7 @@ def load_signature(path: Path, fixsets: dict[str, tuple[FixTemplate, ...]] | Non
         raise CatalogError(f"{w}: field 'confidence' must be a number from 0 to 1, got {confidence!r}")
     tags = tuple(_str_list(d.get("tags", []), f"{w}: tags"))
     matcher = _matcher(_req(d, "match", dict, w), f"{w}: match")
-    if not matcher.rules and "fallback" not in tags:
+    if not matcher.rules and not matcher.any and "fallback" not in tags:
         raise CatalogError(
             f"{w}: field 'match': needs at least one pattern field (a catch-all must be tagged \"fallback\")"
         )
@@ -1049,6 +1067,7 @@ def load_catalog(extra_dirs: list[str] | None = None, builtin: bool = True) -> C
         finally:
             _TRUSTED = False
     cat.signatures = sorted(sigs.values(), key=lambda s: (-s.priority, s.id))
+    cat.third_party_fixes = fixsets.get("third-party-culprit", ())
     cat.by_id = sigs
     cat.libraries.sort(key=lambda r: -r.priority)
     return cat

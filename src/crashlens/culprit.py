@@ -222,15 +222,25 @@ def entry_of(chain: tuple[Frame, ...], culprit: Frame | None) -> tuple[Frame | N
 
 
 def owner_of(culprit: Frame | None, caller: Frame | None) -> str:
-    """Who can change the culprit's code: "third-party" for an installed package other than the calling
-    frame's (the user would be editing someone else's release), "torch", "user", or "unknown"."""
+    """Who can change the culprit's code: "third-party" for a package other than the calling frame's (the
+    user would be editing someone else's release), "torch", "user", or "unknown".
+
+    `caller` is `entry_of`'s: the changeable frame that calls into the culprit's package from outside it.
+    An installed package is third-party unless a checkout of that same package calls it. A source checkout
+    is third-party when the user's code calls into it from another top-level package (a library installed
+    with `pip install -e`, or cloned beside the code that uses it); with no such caller it is the user's.
+    """
     if culprit is None:
         return "unknown"
     if is_torch(culprit.file):
         return "torch"
     p = culprit.file.replace("\\", "/")
+    if is_stdlib(p):
+        return "user"
     m = _last_install_dir(p)
-    if m is None or is_stdlib(p):
+    if m is None:
+        if caller is not None and _last_install_dir(caller.file.replace("\\", "/")) is None:
+            return "third-party"
         return "user"
     if caller is not None and _last_install_dir(caller.file.replace("\\", "/")) is None \
             and package_of(caller.file) == m.group("pkg"):

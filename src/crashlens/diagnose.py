@@ -254,6 +254,9 @@ def _render_fixes(
 
 
 LIBRARY_PATCH = "Library patch: "
+# Fix kinds that change the culprit's own lines; a config switch, a flag or an upgrade that names the culprit's
+# file as where it applies is still something the user sets without editing the package.
+CODE_EDITS = frozenset({"precompute", "rewrite", "decorate"})
 
 
 def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signature) -> list[Fix]:
@@ -262,21 +265,26 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
     package (its custom op at their call site, a release, a flag); then edits of that package's line,
     labelled a library patch; information and reports last. Within a group the catalog's rank holds."""
     eager_too = "eager-too" in sig.tags
+    library = owner in ("third-party", "torch")
 
     def group(f: Fix) -> int:
         if f.kind in ("report", "info"):
-            return 3
+            return 5
         if eager_too and f.source == sig.id and f.kind in ("environment", "rewrite"):
             return 0
-        if owner in ("third-party", "torch") and culprit is not None and f.file == culprit.file:
-            return 2  # an edit of an installed package's own line (torch's public code included)
-        if owner in ("third-party", "torch") and f.kind == "workaround":
-            return 2  # after the library patches (ranked before it in the catalog)
-        return 1
+        if library and culprit is not None and f.file == culprit.file and f.kind in CODE_EDITS:
+            return 4  # an edit of an installed package's own line (torch's public code included)
+        if library and f.kind == "workaround":
+            return 4  # after the library patches (ranked before it in the catalog)
+        if library and f.source != sig.id:
+            return 1  # what the library's own rule knows: its release, its flag, its custom op
+        if library and f.kind == "custom-op":
+            return 2  # the package's entry call made opaque at the user's call site: no edit of the package
+        return 3
 
     out = []
     for f in sorted(fixes, key=group):
-        if group(f) == 2 and f.kind != "workaround" and not f.title.startswith(LIBRARY_PATCH):
+        if group(f) == 4 and f.kind != "workaround" and not f.title.startswith(LIBRARY_PATCH):
             f = replace(f, title=LIBRARY_PATCH + f.title)
         if not out and f.title.startswith("Or "):  # a later-ranked alternative that came out first
             f = replace(f, title=f.title[3].upper() + f.title[4:])
@@ -336,6 +344,10 @@ def build(
         templates.append((f, sig.id))
     entry, caller = entry_of(t.chain, t.culprit)
     owner = owner_of(t.culprit, caller)
+    if owner == "third-party" and sig.family == "dynamo" and "eager-too" not in sig.tags \
+            and not any(f.kind == "custom-op" for f, _o in templates):
+        # someone else's package: its entry call as an opaque op at the user's call site, whatever it hit
+        templates += [(f, sig.id) for f in cat.third_party_fixes]
     cond = {
         "culprit_owner": owner,
         "call_shape": call_shape(t, owner, caller, cat),

@@ -26,7 +26,7 @@ KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-t
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
                    "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.")
 # Signatures whose failure is the program's own: eager fails the same way.
-_EAGER_TOO_HINTS = ("observed-exception",)
+_EAGER_TOO_HINTS = ("observed-exception", "missing-dict-key")
 _OP_NAME = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\.(\w+))?$")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import recache
 from ._struct import dataclass
 from .catalog import Catalog, LibraryRule, Matcher, Signature, search
-from .culprit import is_machinery, pick_culprit, traced_chain
+from .culprit import is_machinery, is_torch, pick_culprit, traced_chain
 from .records import CrashRecord, Frame
 
 FUZZY_THRESHOLD = 72.0
@@ -41,6 +41,9 @@ class Targets:
     explanation: str = ""
     evidence: str = ""  # CrashRecord.evidence: what showed a dynamo failure whose exception is out of view
     dynamo_evidence: bool = False  # the record shows dynamo at work (see has_dynamo_evidence)
+    # "file:function" of the innermost traced frame outside torch: the standard-library module (json.encoder,
+    # <frozen os>, pathlib) whose call dynamo stopped at, when the user's line only shows the outer call
+    innermost: str = ""
 
 
 def is_dynamo(record: CrashRecord) -> bool:
@@ -68,12 +71,14 @@ _DYNAMO_EVIDENCE = frozenset({"compile-machinery", "banner", "failed-inlining", 
 def has_dynamo_evidence(record: CrashRecord) -> bool:
     """A torch._dynamo or torch._inductor frame, a dynamo exception type, or a dynamo message: without
     one, a traceback is an eager crash (one that calls torch.cuda, say), not a torch.compile failure."""
-    if record.dynamo is not None or record.kind == "graph_break" or record.evidence in _DYNAMO_EVIDENCE:
-        return True
     h = record.headline
     if h is not None and (h.frames and _CONFIG_MODULE.search(h.frames[-1].file)
                           or _CONFIG_MISSING.search(f"{h.type or ''}: {h.message or ''}")):
+        # whatever else the record holds (a server's re-raise, a quoted copy): the program read a config
+        # option its torch does not have
         return False
+    if record.dynamo is not None or record.kind == "graph_break" or record.evidence in _DYNAMO_EVIDENCE:
+        return True
     for b in record.chain:
         if b.type and _DYNAMO_TYPE.search(b.type):
             return True
@@ -141,6 +146,7 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
         explanation=(d.explanation or "") if d is not None else "",
         evidence=record.evidence or "",
         dynamo_evidence=has_dynamo_evidence(record),
+        innermost=next((f"{f.file}:{f.function}" for f in reversed(chain) if not is_torch(f.file)), ""),
     )
 
 
@@ -199,7 +205,7 @@ def matcher_holds(m: Matcher, t: Targets) -> bool:
                 return False
         elif not hit:
             return False
-    return True
+    return not m.any or any(matcher_holds(alt, t) for alt in m.any)
 
 
 def _extract(sig: Signature, t: Targets) -> dict[str, str]:
