@@ -639,8 +639,9 @@ class _Stream:
                 self._end(out, True)
             return True
         fm = FRAME.match(text)
-        if fm and st == AFTER and not d.trailer and not _awaiting_chained(d):
-            # Frames right after a blank line: the `from user code:` header was lost.
+        if fm and st == AFTER and not d.trailer and not _awaiting_chained(d) and _shows_dynamo(d):
+            # Frames right after a blank line: the `from user code:` header was lost. (After an exception
+            # dynamo did not raise they are another traceback, cut: a paste's `...` elided its head.)
             self._add_frame(d.user_frames, fm)
             self.state = USER
             return True
@@ -989,6 +990,11 @@ def _logged_message_only(d: _Draft) -> bool:
         return False
     b = d.blocks[0]
     return not b.type and not b.frames and len(b.message_lines) == 1
+
+
+def _shows_dynamo(d: _Draft) -> bool:
+    """The record so far is dynamo's: its sections, or an exception type only dynamo raises."""
+    return d.dynamo_body or any(_DYNAMO_TYPE.search(b.type) for b in d.blocks)
 
 
 def _awaiting_chained(d: _Draft) -> bool:
