@@ -508,3 +508,28 @@ def test_frames_after_an_exception_dynamo_did_not_raise_are_not_its_user_code():
     assert _dynamo(diags) == []
     quoted = "[2026-08-27 21:37:53 TP6] Piecewise CUDA Graph failed with error: " + tb[-1].split(": ", 1)[1]
     assert _dynamo(_scan([quoted])) == []
+
+
+def test_a_data_dependent_errors_caused_by_line_is_the_culprit_when_the_frames_are_cut():
+    # A window of the recording (2.13) from its exception line to before the user stack: symbolic_shapes'
+    # `Caused by: SOURCE  # FILE:LINE in FUNC (...)` still says where dynamo was.
+    lines = _recording("raw/item-scalar.log")
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("torch._dynamo.exc."))
+    stop = next(i for i, ln in enumerate(lines) if ln.startswith("User Stack"))
+    assert not any(ln.lstrip().startswith("File ") for ln in lines[start:stop])
+    fatal = [d for d in _scan(lines[start:stop]) if d.fatal]
+    assert len(fatal) == 1 and fatal[0].culprit is not None
+    c = fatal[0].culprit
+    assert (c.file.endswith("scenarios/item_scalar.py"), c.line, c.function) == (True, 10, "gather_kv")
+
+
+def test_frames_of_dynamos_fake_tensor_run_are_a_compile_failure_out_of_view():
+    # A window of a recording (2.4.1) holding only get_fake_value / wrap_fake_exception / run_node frames:
+    # only dynamo's tracing runs them, so it is a torch.compile failure whose exception is out of view.
+    lines = _recorded("t2.4.1", "torch-cuda-query")
+    start = next(i for i, ln in enumerate(lines) if "in get_fake_value" in ln)
+    stop = next(i for i, ln in enumerate(lines) if ln.startswith("torch._dynamo.exc."))
+    window = lines[start:stop]
+    assert all("_dynamo/utils.py" in ln or not ln.lstrip().startswith("File ") for ln in window[:12])
+    got = _dynamo(_scan(window[:12]))
+    assert got and got[0].fatal
