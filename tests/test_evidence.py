@@ -101,6 +101,31 @@ def test_a_paste_that_lost_its_newlines_is_split_back_where_the_prefix_repeats(n
     _assert_same_crash(name, _scan([joined]))
 
 
+@pytest.mark.parametrize("name", FATAL)
+def test_a_traceback_that_lost_its_newlines_without_any_prefix_is_split_back(name):
+    # `Traceback (most recent call last):   File "x.py", line 3, in f     foo() torch._dynamo...`
+    _assert_same_crash(name, _scan(["Pasted from the worker:", " ".join(_recording(name))]))
+
+
+def _mixed_prefixes(lines: list[str]) -> list[str]:
+    """A server log as it looks with prefixes mixed (hand-written framing around the recording): other
+    processes' vLLM-tagged lines, then the crash with an SGLang prefix on its first line only, as
+    SGLang prints a record, then a Ray actor's line."""
+    return ["(APIServer pid=61948) INFO 11-20 10:21:47 [api_server.py:1839] vLLM API server version 0.9.2",
+            "(EngineCore_0 pid=61950) INFO 11-20 10:22:01 [core.py:77] Initializing a V1 LLM engine (v0.9.2)",
+            f"[2026-05-18 20:47:47 TP0] Scheduler hit an exception: {lines[0]}", *lines[1:],
+            "(RayWorkerWrapper pid=2651, ip=10.220.51.157) INFO worker exiting"]
+
+
+@pytest.mark.parametrize("name", FATAL)
+def test_a_paste_with_mixed_prefixes_that_lost_its_newlines_is_split_back(name):
+    lines = _recording(name)
+    _assert_same_crash(name, _scan([" ".join(_mixed_prefixes(lines))]))
+    # the same paste with its newlines is the same crash, so the split gives back what the lines were
+    assert [d.signature for d in _scan(_mixed_prefixes(lines)) if d.fatal] == \
+        [d.signature for d in _scan([" ".join(_mixed_prefixes(lines))]) if d.fatal]
+
+
 def _from_exception_line(lines: list[str]) -> list[str]:
     """What str(e) of the recording's dynamo exception printed: its exception line onwards."""
     i = max(i for i, ln in enumerate(lines) if ln.startswith(("torch._dynamo.exc.", "torch._inductor.exc.")))
@@ -422,3 +447,89 @@ def test_an_ordinary_long_line_is_one_line():
     raw = "[2026-02-28 15:04:30 TP0] Decode batch. #running-req: 1, #token: 77, token usage: 0.00, gen throughput: 1.2"
     assert len(frame_physical("x", 1, raw + " [1, 2, 3] " * 9)) == 1
     assert len(frame_physical("x", 1, "INFO " + "a\\nb " * 50)) == 1  # escapes, but no traceback in them
+    # one traceback word in a long line is prose, not a paste that lost its newlines
+    for raw in ['[2026-02-28 15:04:30 TP0] Worker restarted; the last error was in File "/app/serve.py", line 41, '
+                'in <module>; RuntimeError: see the worker log, rank 1 printed it first',
+                "WARNING 08-27 05:54:20 [utils.py:12] a Traceback (most recent call last): was logged by rank 1; "
+                "torch._dynamo.exc.Unsupported: counts as a compile failure in the dashboard, see [rank1]: above"]:
+        assert [ln.text for ln in frame_physical("x", 1, raw)] == [frame_line("x", 1, raw).text]
+
+
+def test_a_joined_traceback_keeps_its_lines():
+    """The lines a lost-newline paste is cut back into: each frame, its source line (indented), the
+    carets dropped as lines of their own, the exception line, dynamo's sections at column 0."""
+    raw = ('Traceback (most recent call last):   File "/app/run.py", line 19, in <module>     sys.exit(main())'
+           '              ^^^^^^   File "/app/model.py", line 12, in forward     return self.proj(x)  # note: ok'
+           ' torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped'
+           '   Explanation: Dynamo developers have intentionally marked that the function `check_output` should'
+           ' not be traced.   Hint: Avoid calling the function `check_output`.  from user code:'
+           '    File "/app/model.py", line 12, in forward     return self.proj(x)'
+           '  Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information')
+    assert [ln.text for ln in frame_physical("x", 1, raw)] == [
+        "Traceback (most recent call last):",
+        '  File "/app/run.py", line 19, in <module>',
+        "    sys.exit(main())",
+        "             ^^^^^^",
+        '  File "/app/model.py", line 12, in forward',
+        "    return self.proj(x)  # note: ok",
+        "torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped",
+        "  Explanation: Dynamo developers have intentionally marked that the function `check_output` should not be traced.",
+        "  Hint: Avoid calling the function `check_output`.",
+        "from user code:",
+        '   File "/app/model.py", line 12, in forward',
+        "    return self.proj(x)",
+        'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information',
+    ]
+
+
+RECORDED = SAMPLES / "corpus" / "raw"
+
+
+def _recorded(release: str, name: str) -> list[str]:
+    import gzip
+
+    path = RECORDED / release / f"{name}.log.gz"
+    if not path.is_file():
+        pytest.skip(f"{path} not recorded here")
+    lines = gzip.decompress(path.read_bytes()).decode("utf-8", "replace").splitlines()
+    return [ln for ln in lines if not ln.startswith("# crashlens sample:")]
+
+
+def test_frames_after_an_exception_dynamo_did_not_raise_are_not_its_user_code():
+    """A script reading a config option its torch lacks (recorded on 2.1.2: `torch._dynamo.config.
+    ignore_logging_functions does not exist`), pasted as markdown whose `...` elided the head of the
+    second copy: frames right after the blank are that copy's, not dynamo's `from user code:`. And
+    SGLang quoting the message (hand-written framing) is no dynamo failure either."""
+    tb = _recorded("t2.1.2", "fp4-round-8")
+    tb = tb[next(i for i, ln in enumerate(tb) if ln.startswith("Traceback")):]
+    second = next(i for i, ln in enumerate(tb) if ln.startswith("Traceback") and i > 0)
+    paste = ["I get this:", "", *("> " + ln for ln in [*tb, "", *tb[second + 1:]]), "", "Any idea?"]
+    diags = _scan(paste)
+    assert _dynamo(diags) == []
+    quoted = "[2026-08-27 21:37:53 TP6] Piecewise CUDA Graph failed with error: " + tb[-1].split(": ", 1)[1]
+    assert _dynamo(_scan([quoted])) == []
+
+
+def test_a_data_dependent_errors_caused_by_line_is_the_culprit_when_the_frames_are_cut():
+    # A window of the recording (2.13) from its exception line to before the user stack: symbolic_shapes'
+    # `Caused by: SOURCE  # FILE:LINE in FUNC (...)` still says where dynamo was.
+    lines = _recording("raw/item-scalar.log")
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("torch._dynamo.exc."))
+    stop = next(i for i, ln in enumerate(lines) if ln.startswith("User Stack"))
+    assert not any(ln.lstrip().startswith("File ") for ln in lines[start:stop])
+    fatal = [d for d in _scan(lines[start:stop]) if d.fatal]
+    assert len(fatal) == 1 and fatal[0].culprit is not None
+    c = fatal[0].culprit
+    assert (c.file.endswith("scenarios/item_scalar.py"), c.line, c.function) == (True, 10, "gather_kv")
+
+
+def test_frames_of_dynamos_fake_tensor_run_are_a_compile_failure_out_of_view():
+    # A window of a recording (2.4.1) holding only get_fake_value / wrap_fake_exception / run_node frames:
+    # only dynamo's tracing runs them, so it is a torch.compile failure whose exception is out of view.
+    lines = _recorded("t2.4.1", "torch-cuda-query")
+    start = next(i for i, ln in enumerate(lines) if "in get_fake_value" in ln)
+    stop = next(i for i, ln in enumerate(lines) if ln.startswith("torch._dynamo.exc."))
+    window = lines[start:stop]
+    assert all("_dynamo/utils.py" in ln or not ln.lstrip().startswith("File ") for ln in window[:12])
+    got = _dynamo(_scan(window[:12]))
+    assert got and got[0].fatal

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import io
 import random
 import sys
@@ -225,6 +226,25 @@ def test_native_parts_are_built_where_a_compiler_is() -> None:
         return
     if " avx2" in flags:  # the one-pass loop must be the one in use where the CPU can run it
         assert _lines.HAVE_AVX2 and _lines.PATHS[-1] == "portable" and len(_lines.PATHS) >= 2
+
+
+def _joined(path: Path) -> list[str]:
+    return [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if not ln.startswith("# crashlens sample:")]
+
+
+@pytest.mark.parametrize("path", sorted((SAMPLES / "raw").glob("*.log"))[:16], ids=lambda p: p.name)
+def test_fast_paths_equal_per_line_path_on_pastes_that_lost_their_newlines(path: Path) -> None:
+    """A recorded crash pasted on one line, bare and behind an SGLang prefix: the fast path must keep
+    the line because a line inside it starts a record. The recompile warning before it (recorded) gives
+    the one fact a frame line could give, so the line matters for no other reason."""
+    lines = _joined(path)
+    guard = "\n".join(_joined(SAMPLES / "raw" / "recompile-limit.log")[:6]) + "\n"
+    data = (guard + "worker ready\n" * 200 + " ".join(lines) + "\nheartbeat ok\n"
+            + "[2026-05-18 20:47:47 TP0] Scheduler hit an exception: " + " ".join(lines) + "\ndone\n").encode()
+    got = _every_path(data, chunk=1024)  # the fact is known (its marker retired) before the paste's chunk
+    assert json.loads(got["lines"])["diagnoses"]
+    _all_equal(got)
 
 
 @pytest.mark.parametrize("data", [

@@ -216,6 +216,8 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     MachineryFrame("torch/_dynamo/symbolic_convert.py"),
     MachineryFrame("torch/_dynamo/variables/"),
     MachineryFrame("torch/_dynamo/polyfills", "getattr_and_trace"),
+    # the fake-tensor run of each traced op (all releases): only tracing calls these
+    *(MachineryFrame("torch/_dynamo/utils.py", fn) for fn in ("get_fake_value", "run_node", "wrap_fake_exception")),
     MachineryFrame("torch/_dynamo/output_graph.py", "call_user_compiler"),
     MachineryFrame("torch/_dynamo/output_graph.py", "_call_user_compiler"),
     # compile_wrapper also runs every call of the compiled code (2.8+): only its re-raise of a

@@ -173,18 +173,22 @@ def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
 
     Almost always one. Bug-report pastes and log shippers sometimes lose newlines: a message logged
     with its newlines escaped (`'...\\n  Explanation: ...\\nfrom user code:\\n ...'`, a repr or JSON
-    string), or lines joined where the logger's prefix repeats (`[... TP0] Traceback ... [... TP0]
-    File "..."`). Both are split back into the lines they were.
+    string), lines joined where the logger's prefix repeats (`[... TP0] Traceback ... [... TP0]
+    File "..."`), or a whole paste on one line, prefixes mixed or none (`Traceback (most recent call
+    last):   File "x.py", line 3, in f     foo() torch._dynamo.exc.Unsupported: ...`). All are split
+    back into the lines they were.
     """
     first = frame_line(source, lineno, raw)
     if len(raw) < MIN_JOINED:
         return [first]
-    pieces = _split_repeated_prefix(raw, first)
-    if pieces is None:
-        pieces = [raw]
+    text = strip_controls(raw)
+    if _lost_newlines(text):
+        lines = _split_joined(source, lineno, text, first)
+    else:
+        pieces = _split_repeated_prefix(raw, first)
+        lines = [first] if pieces is None else [frame_line(source, lineno, piece) for piece in pieces]
     out: list[LogLine] = []
-    for k, piece in enumerate(pieces):
-        line = first if k == 0 and piece is raw else frame_line(source, lineno, piece)
+    for line in lines:
         escaped = _split_escaped(line.text)
         if escaped is None:
             out.append(line)
@@ -192,6 +196,157 @@ def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
         out.append(_with_text(line, escaped[0]))
         out.extend(frame_line(source, lineno, part) for part in escaped[1:])
     return out
+
+
+# A paste that lost its newlines. What only ever starts a line of a traceback: a frame, its header, a
+# chain marker, dynamo's `from user code:`. A physical line with two of them, each after a blank (not
+# after a `\n` escape: that is an escaped message, split by _split_escaped), is a traceback that lost
+# its newlines. Ordinary long lines (server arguments, request logs, warnings) hold none of them: the
+# test is two substring searches for them.
+_JOINED_HINTS = ('File "', "Traceback (most recent call last):")
+_JOINED_ANCHOR = recache.compile(
+    r'(?:^|(?<=\s))(?:File "[^"]+", line \d+|Traceback \(most recent call last\):|from user code:'
+    r"|The above exception was the direct cause of|During handling of the above exception)"
+)
+# Where, inside such a line, one line of a traceback or a dynamo report began (after a blank): `at` is
+# the line's first word. A frame's line ends after its function name; its source line follows.
+_LINE_START = recache.compile(
+    r"(?:^|\s)(?P<at>"
+    r'(?P<frame>File "[^"]+", line \d+(?:, in (?P<func>\S+))?)'
+    # lines that are whole: what follows them is the next line
+    r"|(?P<whole>(?P<tb>Traceback \(most recent call last\):)"
+    r"|The above exception was the direct cause of the following exception:"
+    r"|During handling of the above exception, another exception occurred:"
+    r"|from user code:|User Stack \(most recent call last\):|User code traceback:"
+    r"|The graph break occurred in the following user code:"
+    r"|You can suppress this exception and fall back to eager by setting:"
+    r"|(?P<caret>[~^]{2,})"  # the carets under a source line (3.11+)
+    # pytest's section rules (`==== FAILURES ====`, `---- Captured stderr call ----`)
+    r"|(?P<rc>[=_-])(?P=rc){4,}(?: [^\n]{1,100}? (?P=rc){5,})?)(?=\s|$)"
+    r"|Graph break in user code at |Graph Break Reason: "
+    r"|WON'T CONVERT |FAILED INLINING <code object |Recompiling function "
+    r"|(?P<section>Explanation|Hint|Developer debug context): "
+    r"|For more details about this graph break"
+    r"|Set TORCH_LOGS=|Set TORCHDYNAMO_VERBOSE="
+    r"|(?P<tail>import torch\._dynamo|torch\._dynamo\.config\.suppress_errors = True)(?=\s|$)"  # the banner's tail
+    r"|\S+\.py:\d+: [A-Z]\w*Warning: "  # a Python warning: `/x/y.py:12: UserWarning: msg`
+    r"|(?:FAILED|ERROR) \S+::\S+ - "  # pytest's short summary
+    r"|(?:[a-z_]\w*\.)+_?[A-Z]\w*:(?: |$)"  # `torch._dynamo.exc.Unsupported: msg`
+    r"|(?:[A-Z]\w*)?(?:Error|Exception):(?: |$)"  # `RuntimeError: msg`
+    r")"
+)
+# Log prefixes distinctive enough to mark a line start anywhere in such a line (not `0: `, `> `, `E `).
+_STRONG_PREFIXES = (_DOCKER_TS, _COMPOSE, _KUBECTL, _RAY, _RAY_ACTOR, _VLLM_TAG, _VLLM_LEVEL, _PYLOGGING,
+                    _GLOG, _PYLOG_OLD, _SGLANG, _TORCH_RANK)
+_PREFIX_AT = recache.compile(
+    r"(?<=\s)(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for p in _STRONG_PREFIXES)
+    + r"|\[\d+,\d+\]<std(?:out|err)>:)"
+)
+
+
+def _after_escape(text: str, at: int) -> bool:
+    """Whether the blanks before position `at` follow a `\\n` escape."""
+    k = at
+    while k > 0 and text[k - 1] in " \t":
+        k -= 1
+    return text[k - 2 : k] == "\\n"
+
+
+def _lost_newlines(text: str) -> bool:
+    """Two line starts of a traceback with no `\\n` escape between them: a paste that lost its
+    newlines (an escaped message has an escape before each of its lines: _split_escaped's)."""
+    if _JOINED_HINTS[0] not in text and _JOINED_HINTS[1] not in text:
+        return False
+    last = -1
+    for m in _JOINED_ANCHOR.finditer(text):
+        if last >= 0 and "\\n" not in text[last : m.start()]:
+            return True
+        last = m.end()
+    return False
+
+
+def _prefix_end(text: str, at: int) -> int:
+    """Where the stack of log prefixes that starts at `at` ends (`at` if none does)."""
+    end = at
+    while end < len(text):
+        got = _next_prefix(text[end:])
+        if got is None or got[1].end() == 0:
+            break
+        end += got[1].end()
+    return end
+
+
+def _split_joined(source: str, lineno: int, text: str, first: LogLine) -> list[LogLine]:
+    """A traceback paste that lost its newlines, split back: before every log prefix (the distinctive
+    ones, and repeats of the first line's own), then, inside each prefixed piece, at every line start
+    of a traceback or dynamo report (_LINE_START). The lines inside a piece are unprefixed, as a
+    record's continuation lines are in an SGLang log."""
+    own_end = len(text) - len(first.text)
+    starts = [m.start() for m in _PREFIX_AT.finditer(text, own_end)]
+    own = text[:own_end]
+    if own.strip():
+        exact = len(own) < MIN_PREFIX  # a short prefix (`0: `) repeats only exactly
+        rx = re.escape(own) if exact else _DIGIT_RUN.sub(lambda _m: r"\d+", re.escape(own))
+        starts += [m.start() for m in re.finditer(rf"(?<=\s){rx}", text) if m.start() >= own_end]
+    cuts = [0]
+    end = own_end
+    for at in sorted(set(starts)):
+        if at < end or _after_escape(text, at):
+            continue
+        stop = _prefix_end(text, at)
+        if stop > at:
+            cuts.append(at)
+            end = stop
+    out: list[LogLine] = []
+    bounds = [*cuts, len(text)]
+    for a, b in zip(bounds, bounds[1:]):
+        if a == 0 and b == len(text):
+            line = first
+        else:  # the prefix's own blank kept: a prefixed empty line (`(Actor pid=1) `) is still prefixed
+            line = frame_line(source, lineno, text[a:b])
+            line = _with_text(line, line.text.rstrip(" \t"))
+        parts = _split_line_starts(line.text)
+        out.append(_with_text(line, parts[0]) if len(parts) > 1 else line)
+        out.extend(frame_line(source, lineno, part) for part in parts[1:])
+    return out
+
+
+def _split_line_starts(text: str) -> list[str]:
+    """`text` cut where the lines of a traceback or dynamo report began (_LINE_START). An indented line
+    (a frame, its source line, a section of dynamo's message) keeps its indentation, less the one blank
+    that stood for the newline; a line at column 0 (an exception, `from user code:`) starts at its word."""
+    cuts = [0]
+
+    def cut(at: int, indented: bool) -> None:
+        k = at
+        while k > cuts[-1] and text[k - 1] in " \t":
+            k -= 1
+        if text[k - 2 : k] == "\\n":
+            return  # an escaped message (_split_escaped's)
+        before = text[cuts[-1] : k].strip()
+        if not before:
+            # Nothing before it in this line; but a line at column 0 after a blank is the line after a
+            # prefixed empty line (`(Actor pid=1) ` then `Traceback ...`).
+            if indented or k != 0 or at == 0:
+                return
+        else:
+            mark = before.rsplit(None, 1)[-1]
+            if not any(c.isalnum() for c in mark) and mark.strip("^~"):
+                # a mark leads the line: a bullet (the guard's user stack: `- File ...`), a comment
+                # (`# File ...` inside dynamo's explanation), a quote
+                return
+        cuts.append(k + 1 if indented and at - k >= 2 else at)
+
+    for m in _LINE_START.finditer(text):
+        at = m.start("at")
+        if m.group("tb") is not None and text[:at].endswith(": "):
+            continue  # `Scheduler hit an exception: Traceback ...`: one line, the message its lead
+        cut(at, any(m.group(g) is not None for g in ("frame", "section", "caret", "tail")))
+        if (m.group("func") or m.group("whole")) and m.end() < len(text) and text[m.end()].isspace() \
+                and text[m.end():].strip():
+            cut(len(text) - len(text[m.end():].lstrip()), True)  # what follows: a new line
+    bounds = [*cuts, len(text)]
+    return [text[a:b].rstrip(" \t") for a, b in zip(bounds, bounds[1:])]
 
 
 def _with_text(line: LogLine, text: str) -> LogLine:

@@ -58,8 +58,10 @@ _DYNAMO_TEXT = recache.compile(r"torch[._/]_dynamo|torch[._/]_inductor|TorchDyna
 
 
 # torch's config modules: an AttributeError or KeyError raised there is a program reading a config option its
-# torch does not have (a script written for a newer release), not a torch.compile failure.
-_CONFIG_MISSING = recache.compile(r"(?:AttributeError|KeyError): torch\._(?:dynamo|inductor)\.config\.\w+ does not exist")
+# torch does not have (a script written for a newer release), not a torch.compile failure. The message is
+# config_utils' own wording, so it says so without its type too (a server quoting str(e): SGLang's
+# `Piecewise CUDA Graph failed with error: torch._dynamo.config.x does not exist`).
+_CONFIG_MISSING = recache.compile(r"(?:(?:AttributeError|KeyError): )?torch\._(?:dynamo|inductor)\.config\.\w+ does not exist")
 _CONFIG_MODULE = recache.compile(r"torch[/\\](?:_dynamo[/\\]config_utils|utils[/\\]_config_module)\.py$")
 
 

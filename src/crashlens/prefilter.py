@@ -38,7 +38,7 @@ from collections.abc import Iterable
 
 from . import recache
 from .catalog import Catalog, covering_literals_of
-from .frame import frame_line
+from .frame import MIN_JOINED, frame_line, frame_physical
 from .read import decode_physical
 from .records import LogLine
 from .traceback import RECORD_START_MARKERS, RecordExtractor
@@ -107,10 +107,13 @@ def route_key(line: LogLine) -> RouteKey:
     return "" if line.prefixed else None
 
 
-def starts_record(line: LogLine) -> bool:
-    """Whether a framed line starts a record (or a skipped block) in a stream with no record open."""
+def starts_record(line: LogLine, text: str | None = None) -> bool:
+    """Whether a framed line starts a record (or a skipped block) in a stream with no record open.
+    `text`: the physical line it was framed from; a long one may hold several lines (newlines lost,
+    frame.frame_physical), and any of them may start one."""
     ex = RecordExtractor()
-    return bool(ex.feed(line)) or bool(ex.active_streams())
+    lines = [line] if text is None or len(text) < MIN_JOINED else frame_physical("", 0, text)
+    return any(ex.feed(ln) for ln in lines) or bool(ex.active_streams())
 
 
 class Prefilter:
@@ -194,7 +197,8 @@ class Prefilter:
                 hit = True
         if not hit and DOTTED_NAME.search(shape) is None:
             return False
-        return starts_record(line if line is not None else frame_line("", 0, decode_physical(shape)))
+        text = decode_physical(shape)
+        return starts_record(line if line is not None else frame_line("", 0, text), text)
 
     def info(self, shape: bytes) -> tuple[bool, RouteKey]:
         """(may matter, route key with digits zeroed) of one shape; the key is meaningless for a shape

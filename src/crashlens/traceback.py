@@ -171,7 +171,7 @@ class _Draft:
                 hints=tuple(self.hints),
                 debug_context=" ".join(self.debug_context).strip() or None,
                 gb_id=self.gb_id,
-                user_frames=tuple(self.user_frames),
+                user_frames=tuple(self.user_frames) or _caused_by(chain),
                 trailer=self.trailer,
             )
         text = tuple(self.head + ([f"[... {self.dropped} lines ...]"] if self.dropped else []) + self.tail)
@@ -639,8 +639,9 @@ class _Stream:
                 self._end(out, True)
             return True
         fm = FRAME.match(text)
-        if fm and st == AFTER and not d.trailer and not _awaiting_chained(d):
-            # Frames right after a blank line: the `from user code:` header was lost.
+        if fm and st == AFTER and not d.trailer and not _awaiting_chained(d) and _shows_dynamo(d):
+            # Frames right after a blank line: the `from user code:` header was lost. (After an exception
+            # dynamo did not raise they are another traceback, cut: a paste's `...` elided its head.)
             self._add_frame(d.user_frames, fm)
             self.state = USER
             return True
@@ -989,6 +990,34 @@ def _logged_message_only(d: _Draft) -> bool:
         return False
     b = d.blocks[0]
     return not b.type and not b.frames and len(b.message_lines) == 1
+
+
+# symbolic_shapes names the user's line a data-dependent guard came from, in the message of its error
+# (UserError, GuardOnDataDependentSymNode): `Caused by: SOURCE  # FILE:LINE in FUNC (torch's frame)`.
+_CAUSED_BY = recache.compile(
+    r"^Caused by: (?P<src>.*\S)\s+# (?P<file>[^\s:]+):(?P<line>\d+) in (?P<func>[\w<>.]+)(?: \(.*\))?\s*$"
+)
+
+
+def _caused_by(chain: tuple[ExceptionBlock, ...]) -> tuple[Frame, ...]:
+    """The user frame a data-dependent error's `Caused by:` line names: where dynamo was, when the
+    frames that say so (`from user code:`) were cut off."""
+    for b in reversed(chain):
+        for ln in b.message.split("\n"):
+            m = _CAUSED_BY.match(ln.strip())
+            if m is not None:
+                return (Frame(m.group("file"), int(m.group("line")), m.group("func"), m.group("src")),)
+    return ()
+
+
+_QUOTED_DYNAMO = recache.compile(r"torch\._(?:dynamo|inductor)\.exc\.\w")
+
+
+def _shows_dynamo(d: _Draft) -> bool:
+    """The record so far is dynamo's: its sections, or an exception type only dynamo raises, or one
+    quoted (`Worker failed with error 'torch._dynamo.exc.UserError: ...`)."""
+    return d.dynamo_body or any(_DYNAMO_TYPE.search(b.type) or any(_QUOTED_DYNAMO.search(m) for m in b.message_lines)
+                                for b in d.blocks)
 
 
 def _awaiting_chained(d: _Draft) -> bool:
