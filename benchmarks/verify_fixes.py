@@ -1,9 +1,11 @@
 """Do crashlens's fixes make the reproducers compile, with eager's output? (needs torch; not a unit test)
 
     python benchmarks/verify_fixes.py --python /path/to/venv/bin/python [--python ...] [--case NAME ...]
+                                      [--set repro|heldout] [--json FILE]
 
 For every reproducer in samples/repro (each crash scenario, the FP4 chain `fp4_rounds.py --round 1`, and
-each model in samples/repro/models/) and each torch given by an interpreter:
+each model in samples/repro/models/; with `--set heldout` each model in samples/repro/heldout/, written apart
+from the ones the fixes were developed on) and each torch given by an interpreter:
   1. a fresh copy of samples/repro; the eager reference: the command with TORCHDYNAMO_DISABLE=1;
   2. `crashlens run --fix --format json -- CMD` in the copy, with that interpreter first on PATH;
   3. when it converged, the last round's output must equal eager's;
@@ -29,8 +31,13 @@ ROOT = Path(__file__).resolve().parent.parent
 REPRO = ROOT / "samples" / "repro"
 
 
-def cases() -> dict[str, list[str]]:
+def cases(which: str = "repro") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
+    if which == "heldout":
+        for p in sorted((REPRO / "heldout").glob("*.py")):
+            if not p.name.startswith("_"):
+                out[f"heldout/{p.stem}"] = ["python", f"heldout/{p.name}"]
+        return out
     out["fp4_rounds"] = ["python", "fp4_rounds.py", "--round", "1"]
     for p in sorted((REPRO / "models").glob("*.py")) if (REPRO / "models").is_dir() else []:
         if not p.name.startswith("_"):
@@ -110,9 +117,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--python", action="append", required=True, help="an interpreter with torch (repeat)")
     ap.add_argument("--case", action="append", help="only these cases")
+    ap.add_argument("--set", dest="which", choices=["repro", "heldout"], default="repro",
+                    help="heldout: the models in samples/repro/heldout/ (default: the development reproducers)")
     ap.add_argument("--json", help="write the rows here too")
     args = ap.parse_args()
-    all_cases = cases()
+    all_cases = cases(args.which)
     chosen = {k: v for k, v in all_cases.items() if not args.case or k in args.case}
     rows = []
     for python in args.python:

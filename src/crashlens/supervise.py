@@ -22,7 +22,12 @@ from .records import Diagnosis
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO, Any
+
+    # How a launch's output is read: (session, the command's output, where it passes through, the round) ->
+    # the diagnoses of the records it completed. The CLI's pump also reports each crash as it completes.
+    Pump = Callable[[SourceSession, IO[bytes], IO[bytes] | None, int], list[Diagnosis]]
 
 EAGER_CHECK_ENV = {"TORCHDYNAMO_DISABLE": "1"}  # only to ask "does it fail without compile too?", never a fix
 
@@ -76,11 +81,10 @@ class Trail:
         }
 
 
-def _run_once(cmd: list[str], sink: IO[bytes] | None, env: dict[str, str] | None = None) -> tuple[int, list[Diagnosis]]:
+def _run_once(cmd: list[str], sink: IO[bytes] | None, env: dict[str, str] | None = None,
+              pump: Pump | None = None, round_: int = 1) -> tuple[int, list[Diagnosis]]:
     """Run the command once; its merged output goes to `sink` unchanged and through a scan session."""
     session = SourceSession("<run>", get_catalog())
-    early: list[Diagnosis] = []
-    pending = b""
     # no __pycache__ left beside the user's files: `crashlens fix --revert` gives back the tree as it was
     full_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
     try:
@@ -89,27 +93,35 @@ def _run_once(cmd: list[str], sink: IO[bytes] | None, env: dict[str, str] | None
     except OSError as e:
         raise CommandError(f"{cmd[0]}: cannot run ({e.strerror or e})") from None
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
     try:
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            if sink is not None:
-                sink.write(chunk)
-                sink.flush()
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for raw in lines:
-                early.extend(session.feed(decode_line(raw + b"\n")))
-        if pending:
-            early.extend(session.feed(decode_line(pending)))
-        early.extend(session.finish())
+        early = (pump or read_through)(session, proc.stdout, sink, round_)
         rc = proc.wait()
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP through cli.stops (Stopped)
         _stop(proc, getattr(e, "signum", signal.SIGINT))
         raise
     return rc, session.final_diagnoses(early)
+
+
+def read_through(session: SourceSession, stream: IO[bytes], sink: IO[bytes] | None, round_: int) -> list[Diagnosis]:
+    """The plain pump: every byte to `sink`, every line to the session, the diagnoses at the end."""
+    early: list[Diagnosis] = []
+    pending = b""
+    fd = stream.fileno()
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        if sink is not None:
+            sink.write(chunk)
+            sink.flush()
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:
+            early.extend(session.feed(decode_line(raw + b"\n")))
+    if pending:
+        early.extend(session.feed(decode_line(pending)))
+    early.extend(session.finish())
+    return early
 
 
 def _stop(proc: subprocess.Popen[bytes], signum: int = signal.SIGINT) -> None:
@@ -168,7 +180,9 @@ def torch_version_at(torch_dir: str) -> str | None:
 
 
 def supervise(cmd: list[str], fix: bool, rounds: int, sink: IO[bytes] | None, notes: IO[str],
-              roots: list[str] | None = None, search_path: list[str] | None = None) -> Trail:
+              roots: list[str] | None = None, search_path: list[str] | None = None, pump: Pump | None = None) -> Trail:
+    """Run CMD, fix and run again (see the module's docstring). `pump` reads each launch's output (Pump);
+    the eager check's launch is always read by the plain one, and reported nowhere."""
     trail = Trail(cmd)
     path, torch_version = program_env(cmd)
     loc = Locator(roots, search_path if search_path is not None else (path or None))
@@ -180,7 +194,7 @@ def supervise(cmd: list[str], fix: bool, rounds: int, sink: IO[bytes] | None, no
         notes.write(f"crashlens run: round {n}: {' '.join(cmd)}\n")
         notes.flush()
         try:
-            rc, diags = _run_once(cmd, sink)
+            rc, diags = _run_once(cmd, sink, pump=pump, round_=n)
         except KeyboardInterrupt as e:
             r.outcome = "interrupted"
             r.reason = (f"stopped by {getattr(e, 'name', 'Ctrl-C')}; every applied change is revertible "
@@ -287,4 +301,4 @@ def render_trail(trail: Trail) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["CommandError", "Round", "Trail", "render_trail", "supervise", "sys"]
+__all__ = ["CommandError", "Round", "Trail", "read_through", "render_trail", "supervise", "sys"]

@@ -161,13 +161,64 @@ def run(do_fix: bool, rounds: int, fmt: str, roots: tuple[str, ...], cmd: tuple[
     sink = sys.stdout.buffer if fmt == "terminal" else sys.stderr.buffer
     from .stops import stop_on_signals
 
+    live = LiveReport()
     try:
         with stop_on_signals():  # SIGTERM/SIGHUP stop CMD and end the run as Ctrl-C does (exit 143/129)
-            trail = supervise(args, do_fix, rounds, sink, sys.stderr, list(roots))
+            trail = supervise(args, do_fix, rounds, sink, sys.stderr, list(roots), pump=live)
     except CommandError as e:
         raise UserError(str(e)) from None
+    finally:
+        live.close()
     if fmt == "json":
         sys.stdout.write(json.dumps(trail.to_json(), indent=2) + "\n")
     else:
         sys.stderr.write(render_trail(trail))
     return trail.exit_code
+
+
+class LiveReport:
+    """run's pump: each crash reported on stderr as it completes, exactly as `--follow` reports it, while
+    the command's output passes through unchanged. Each launch of the command is one round of one source,
+    so a crash that comes back after a fix is reported `again`, and a new one says what is gone."""
+
+    def __init__(self) -> None:
+        from .watch import DEFAULT_QUIET, _Reporter
+
+        self.quiet_period = DEFAULT_QUIET
+        self.reporter = _Reporter("terminal", sys.stderr, None, None, status=False, every_round=True)
+
+    def __call__(self, session: Any, stream: Any, sink: Any, round_: int) -> list[Any]:
+        from .watch import _Flusher, _pump
+
+        self.reporter.sessions = [session]
+        feed = _RoundFeed(self.reporter, round_)
+        _pump(session, feed, _Flusher(self.quiet_period), sink, self.quiet_period, source=stream)
+        self.reporter.release()  # the launch ended: nothing of it is still open
+        return feed.diagnoses
+
+    def close(self) -> None:
+        self.reporter.close()
+
+
+class _RoundFeed:
+    """What _pump reports to: the diagnoses of one launch, in the round that launch is, to the reporter;
+    kept for the supervisor too (its trail is made from them)."""
+
+    def __init__(self, reporter: Any, round_: int) -> None:
+        self.reporter = reporter
+        self.round = round_
+        self.diagnoses: list[Any] = []
+
+    def add(self, diags: Any) -> None:
+        from .._struct import replace
+
+        diags = list(diags)
+        self.diagnoses.extend(diags)
+        self.reporter.add([replace(d, occurrences=tuple(replace(o, round=self.round) for o in d.occurrences))
+                           for d in diags])
+
+    def idle(self, seconds: float) -> None:
+        self.reporter.idle(seconds)
+
+    def tick(self) -> None:
+        self.reporter.tick()

@@ -147,8 +147,9 @@ class _Reporter:
     """Prints each distinct crash once; later copies (other ranks, other files) only update the counts."""
 
     def __init__(self, fmt: str, out: IO[str], color: bool | None, exec_cmd: str | None,
-                 status: bool, files: list[str] | None = None) -> None:
+                 status: bool, files: list[str] | None = None, every_round: bool = False) -> None:
         self.fmt = fmt
+        self.every_round = every_round  # say the round of round 1's crashes too (crashlens run)
         self.out = out
         self.closed = False  # the reader of `out` left (a closed pipe): nothing more can be reported
         self.exec = _Exec(exec_cmd) if exec_cmd else None
@@ -249,12 +250,12 @@ class _Reporter:
 
             from ..render.terminal import panel
 
-            if round_ > 1:  # a restart: which round this is, and what the last one had that this has not
+            if round_ > 1 or self.every_round:  # a restart: which round, and what the last one had that this has not
                 number = {i: k for k, i in enumerate(self.order, 1)}
                 news = [f"#{number[i]} gone" for i in gone if i in number]
                 news.append(f"#{n} again: the last change did not help" if again else f"#{n} new")
-                self._console.print(Text(f"round {round_} of {source}: " + " · ".join(news),
-                                         style="bold"))
+                where = "" if self.every_round else f" of {source}"  # run: one source, the command
+                self._console.print(Text(f"round {round_}{where}: " + " · ".join(news), style="bold"))
             if not again:  # the panel of a crash that comes back was printed in its first round
                 # The panel's own colours, handed to rich (which drops them where colour is off).
                 self._console.print(Text.from_ansi(panel(d, n, self._console.width, True).rstrip("\n")))
@@ -390,14 +391,15 @@ def _follow_stream(fmt: str, signatures: tuple[str, ...], audit: bool, color: bo
     return 1 if reporter.fatal else 0
 
 
-def _pump(session: SourceSession, reporter: _Reporter, flusher: _Flusher, passthrough: IO[bytes] | None,
-          quiet_period: float) -> None:
-    """stdin to its end: through to `passthrough` unchanged, and into the session line by line. A reader of
-    the passthrough that leaves early changes nothing else: the input is still read and diagnosed whole."""
+def _pump(session: SourceSession, reporter: Any, flusher: _Flusher, passthrough: IO[bytes] | None,
+          quiet_period: float, source: IO[bytes] | None = None) -> None:
+    """A stream (stdin, or `crashlens run`'s command) to its end: through to `passthrough` unchanged, and
+    into the session line by line. A reader of the passthrough that leaves early changes nothing else: the
+    input is still read and diagnosed whole."""
     buf = LineBuffer()
     partial_quiet = 0.0  # how long a partial last line has waited for its newline
     just_read = False
-    for chunk in stream_chunks(sys.stdin.buffer):
+    for chunk in stream_chunks(source if source is not None else sys.stdin.buffer):
         if isinstance(chunk, Idle):
             # The wait that ended with data does not count for a partial line that data brought.
             partial_quiet = 0.0 if just_read else partial_quiet + chunk.seconds
