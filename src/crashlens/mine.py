@@ -190,10 +190,12 @@ def _mine_file(path: str, index: int, signatures: tuple[str, ...], name: str) ->
         if path.endswith(".gz"):
             def replay() -> Iterator[bytes]:
                 with open_source(path)[1] as again:
-                    yield from _until_cut(iter_line_chunks(again, 1 << 16), None)
+                    yield from _until_cut(iter_line_chunks(again), None)
 
-            # Small reads: a cut .gz loses only what the last read would have given.
-            n, diags = scan_chunks(name, _until_cut(iter_line_chunks(fh, 1 << 16), (name, warnings)), cat,
+            # Chunks of scan's size: each costs the pipeline a fixed amount, and 64 KB ones made a .gz
+            # cost three times a plain file. (A cut .gz loses nothing by it: read.Decompressed reads in
+            # small steps and keeps what it decoded before the cut.)
+            n, diags = scan_chunks(name, _until_cut(iter_line_chunks(fh), (name, warnings)), cat,
                                    None, replay, on_record=on_record)
         else:
             n, diags = scan_file(name, path, fh, cat, None, on_record)
@@ -235,10 +237,26 @@ def file_groups(diags: list[Diagnosis], index: int, times: dict[int, str | None]
                 restarts: list[int] | None = None,
                 frames: dict[tuple[int, str | None], tuple[tuple[str, int, str], ...]] | None = None) -> list[Group]:
     """One source's diagnoses (one per crash record) as groups: scan's merge folds re-raises and cut-off
-    copies into the complete report. A group's count is the number of server runs that hit the crash
-    (rounds: the log, cut at each restart line), not the number of copies printed: every rank prints
-    one, a server re-raises it, dynamo logs a graph break and raises it."""
-    restarts = _round_starts(restarts or [], [o.line for d in diags for o in d.occurrences])
+    copies into the complete report, within one server run. A group's count is the number of server
+    runs that hit the crash (the log, cut at each restart), not the number of copies printed: every rank
+    prints one, a server re-raises it, dynamo logs a graph break and raises it."""
+    run_of = _runs([o for d in diags for o in d.occurrences], restarts or [])
+    by_run: dict[int, list[Diagnosis]] = {}
+    for d in diags:
+        by_run.setdefault(run_of[d.occurrences[0]], []).append(d)
+    out: dict[str, Group] = {}
+    for run in sorted(by_run):
+        # Never one merge over the whole log: two runs' crashes are two crashes, even where one run's
+        # copy looks like a piece of the other's (the recompile limit's warning, alone in a run without
+        # fullgraph, is the very line that announced a fullgraph run's fatal error).
+        for g in _run_groups(by_run[run], index, times, cat, run_of, frames or {}):
+            out[g.id] = combine(out[g.id], g) if g.id in out else g
+    return list(out.values())
+
+
+def _run_groups(diags: list[Diagnosis], index: int, times: dict[int, str | None], cat: Catalog,
+                run_of: dict[Occurrence, int],
+                frames: dict[tuple[int, str | None], tuple[tuple[str, int, str], ...]]) -> list[Group]:
     merged = merge(diags)
     group_of = {o: d.id for d in merged for o in d.occurrences}
     copies: dict[str, list[Diagnosis]] = {}
@@ -246,7 +264,7 @@ def file_groups(diags: list[Diagnosis], index: int, times: dict[int, str | None]
         copies.setdefault(group_of[d.occurrences[0]], []).append(d)
     out = []
     for d in merged:
-        seen = sorted((_seen(o, index, times, restarts) for o in d.occurrences), key=Seen.first_key)
+        seen = sorted((_seen(o, index, times, run_of) for o in d.occurrences), key=Seen.first_key)
         best = min(copies[d.id], key=lambda c: (_neg(_richness(c)), c.occurrences[0].line))
         out.append(Group(
             id=d.id,
@@ -257,9 +275,9 @@ def file_groups(diags: list[Diagnosis], index: int, times: dict[int, str | None]
             ranks={o.rank for o in d.occurrences if o.rank},
             first=seen[0],
             last=max(seen, key=Seen.last_key),
-            example=_seen(best.occurrences[0], index, times, restarts),
+            example=_seen(best.occurrences[0], index, times, run_of),
             timeline=seen[:MAX_TIMELINE],
-            frames=(frames or {}).get((best.occurrences[0].line, best.occurrences[0].rank), ()),
+            frames=frames.get((best.occurrences[0].line, best.occurrences[0].rank), ()),
         ))
     return out
 
@@ -268,29 +286,28 @@ def _neg(t: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(-x for x in t)
 
 
-def _round_starts(markers: list[int], crash_lines: list[int]) -> list[int]:
-    """The lines where rounds start: restart lines with no crash between them are one restart (every
-    rank prints its own start-up line), so rounds are numbered 1, 2, 3 in a log that shows them."""
+def _runs(occurrences: list[Occurrence], markers: list[int]) -> dict[Occurrence, int]:
+    """The server run (1, 2, 3 in log order) each occurrence is in. A run ends where the pipeline's
+    round does (a start-up banner after a crash, rounds.py) and where a restart line follows a crash
+    (when.RESTART_MARKERS: each rank's start-up line too, for logs that do not repeat the banner);
+    restart lines with no crash between them are one restart (every rank prints its own)."""
     from bisect import bisect_right
 
-    lines = sorted(set(crash_lines))
+    lines = sorted({o.line for o in occurrences})
     starts: list[int] = []
     for m in sorted(markers):
         if starts and bisect_right(lines, m) == bisect_right(lines, starts[-1]):
             continue  # no crash since the last restart line: the same restart
         starts.append(m)
-    return starts
+    # Both notions only grow with the line, so the pairs, in order, number the runs.
+    keys = {o: (o.round, bisect_right(starts, o.line)) for o in occurrences}
+    number = {k: n for n, k in enumerate(sorted(set(keys.values())), 1)}
+    return {o: number[k] for o, k in keys.items()}
 
 
-def _seen(o: Occurrence, index: int, times: dict[int, str | None], restarts: list[int] | None) -> Seen:
-    """Where and when; the round is the occurrence's own where the pipeline gives one, else the number
-    of restart lines before it (when.RESTART_MARKERS)."""
-    rnd = getattr(o, "round", None)
-    if rnd is None:
-        from bisect import bisect_right
-
-        rnd = bisect_right(restarts or [], o.line)
-    return Seen(times.get(o.line), index, o.source, o.line, o.rank, rnd)
+def _seen(o: Occurrence, index: int, times: dict[int, str | None], run_of: dict[Occurrence, int]) -> Seen:
+    """Where and when, and in which server run of its log."""
+    return Seen(times.get(o.line), index, o.source, o.line, o.rank, run_of[o])
 
 
 class Groups:

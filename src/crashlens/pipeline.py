@@ -57,6 +57,7 @@ class SourceSession:
     _diagnosed: list[tuple[int, tuple[int, ...], Diagnosis | None]] = field(default_factory=list)
     # Each round's facts: a launch's own start-up lines say what it ran with (a restart may change flags).
     _round_facts: list[FactCollector] = field(default_factory=list)
+    _merged_before: dict[int, tuple[Facts, tuple[int, ...]]] = field(default_factory=dict)  # see _before
 
     def __post_init__(self) -> None:
         self.facts = FactCollector(self.cat)
@@ -84,16 +85,23 @@ class SourceSession:
     def _facts_for(self, round_: int) -> tuple[Facts, tuple[int, ...]]:
         """The facts a record of this round is diagnosed with: the round's own, and for what it does not
         say, the latest earlier round's; with how many each round knows (the facts' version)."""
-        chain = [c.facts for c in self._round_facts[:round_]]
-        version = tuple(f.known() for f in chain)
-        if len(chain) == 1:
-            return chain[0], version
-        merged = Facts()
-        for f in chain:  # later rounds win
-            merged.values.update(f.values)
-            merged.where.update(f.where)
-            merged.from_prefix |= f.from_prefix
-        return merged, version
+        own = self._round_facts[round_ - 1].facts
+        if round_ == 1:
+            return own, (own.known(),)
+        return _with(*self._before(round_), own)  # later rounds win
+
+    def _before(self, round_: int) -> tuple[Facts, tuple[int, ...]]:
+        """The facts of the rounds before this one, merged, and their versions: those rounds have ended, so
+        this is made once per round, from the round before's (a log of hundreds of restarts stays linear)."""
+        cache = self._merged_before
+        r = round_
+        while r > 2 and r not in cache:
+            r -= 1
+        if r not in cache:
+            cache[r] = _with(Facts(), (), self._round_facts[0].facts)
+        for k in range(r + 1, round_ + 1):
+            cache[k] = _with(*cache[k - 1], self._round_facts[k - 2].facts)
+        return cache[round_]
 
     def new_file(self) -> None:
         """The followed name is a new file from the next line on (rotated, truncated, recreated)."""
@@ -161,6 +169,15 @@ class SourceSession:
             if d is not None:
                 out.append(d)
         return out
+
+
+def _with(before: Facts, version: tuple[int, ...], later: Facts) -> tuple[Facts, tuple[int, ...]]:
+    """Facts merged with a later round's (whose values win), and the versions with that round's."""
+    merged = Facts(dict(before.values), dict(before.where), set(before.from_prefix))
+    merged.values.update(later.values)
+    merged.where.update(later.where)
+    merged.from_prefix |= later.from_prefix
+    return merged, (*version, later.known())
 
 
 def _in_round(round_: int, d: Diagnosis | None) -> Diagnosis | None:

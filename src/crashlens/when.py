@@ -39,7 +39,8 @@ def times_in(chunks: Iterable[bytes], wanted: Iterable[int],
              restarts: list[int] | None = None) -> dict[int, str | None]:
     """The timestamp of each wanted line (1-based) of a source given as chunks of whole lines: its own,
     else the nearest one up to LOOK_BACK lines before it. Lines that start a server (RESTART_MARKERS)
-    are appended to `restarts`, if given, up to the last wanted line."""
+    between the first and the last wanted line are appended to `restarts`, if given (the others
+    separate no two wanted lines)."""
     want = sorted(set(wanted))
     out: dict[int, str | None] = {}
     if not want:
@@ -49,23 +50,44 @@ def times_in(chunks: Iterable[bytes], wanted: Iterable[int],
     w = 0
     for chunk in chunks:
         n = chunk.count(b"\n")
+        if want[w] > base + n:  # no wanted line here
+            if restarts is not None and w > 0:
+                restarts.extend(base + k for k in _marker_lines(chunk))
+            tail = _keep_tail(tail, _last_lines(chunk, LOOK_BACK))
+            base += n
+            continue
+        last = w
+        while last + 1 < len(want) and want[last + 1] <= base + n:
+            last += 1
+        # Split only as far as the last wanted line of the chunk: the rest is one piece, never looked at.
+        upto = want[last] - base
+        lines = chunk.split(b"\n", upto)[:upto]
         if restarts is not None:
-            restarts.extend(base + k for k in _marker_lines(chunk))
-        if want[w] <= base + n:
-            lines = chunk.split(b"\n")[:n]
-            while w < len(want) and want[w] <= base + n:
-                i = want[w] - base - 1
-                out[want[w]] = _back(tail + lines, len(tail) + i)
-                w += 1
-            if w == len(want):
-                break
-            tail = lines[-LOOK_BACK:]
-        else:
-            tail = _last_lines(chunk, LOOK_BACK)
+            lo = 0 if w > 0 else _offset(lines, want[0] - base - 1)
+            hi = len(chunk) if last + 1 < len(want) else _offset(lines, upto - 1)
+            first_line = base + (0 if w > 0 else want[0] - base - 1)
+            restarts.extend(first_line + k for k in _marker_lines(chunk, lo, hi))
+        seen = tail + lines
+        for line in want[w : last + 1]:
+            out[line] = _back(seen, len(tail) + line - base - 1)
+        w = last + 1
+        if w == len(want):
+            break
+        tail = _keep_tail(tail, lines if upto >= n else _last_lines(chunk, LOOK_BACK))
         base += n
     for line in want[w:]:
         out[line] = None
     return out
+
+
+def _keep_tail(tail: list[bytes], lines: list[bytes]) -> list[bytes]:
+    """The last LOOK_BACK lines read, whatever the chunks' sizes (a chunk may be shorter)."""
+    return (tail + lines)[-LOOK_BACK:] if len(lines) < LOOK_BACK else lines[-LOOK_BACK:]
+
+
+def _offset(lines: list[bytes], i: int) -> int:
+    """The byte offset, in their chunk, of line i of `lines` (the chunk's first lines)."""
+    return sum(map(len, lines[:i])) + i
 
 
 # Lines a server prints once per start (SGLang's arguments, each rank's distributed init; vLLM's
@@ -74,16 +96,18 @@ RESTART_MARKERS = (b"server_args=ServerArgs(", b"Init torch distributed begin.",
                    b"Initializing a V1 LLM engine")
 
 
-def _marker_lines(chunk: bytes) -> list[int]:
-    """1-based line numbers, within a chunk of whole lines, of lines holding a restart marker."""
+def _marker_lines(chunk: bytes, lo: int = 0, hi: int | None = None) -> list[int]:
+    """1-based line numbers, counted from the line at byte `lo` of a chunk of whole lines, of the lines
+    in chunk[lo:hi] holding a restart marker."""
+    hi = len(chunk) if hi is None else hi
     starts: list[int] = []
     for marker in RESTART_MARKERS:
-        pos = chunk.find(marker)
+        pos = chunk.find(marker, lo, hi)
         while pos >= 0:
             starts.append(pos)
-            pos = chunk.find(marker, pos + len(marker))
+            pos = chunk.find(marker, pos + len(marker), hi)
     found: list[int] = []
-    line, at = 1, 0
+    line, at = 1, lo
     for pos in sorted(starts):  # newlines counted once, from one position to the next
         line += chunk.count(b"\n", at, pos)
         at = pos
