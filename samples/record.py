@@ -53,6 +53,8 @@ SCENARIOS = [
     ("dynamo_generic", "dynamo-generic"),
     ("torch_cuda_query", "torch-cuda-query"),
     ("backend_failed", "backend-failed"),
+    ("inductor_no_cxx", "inductor-no-cxx"),
+    ("explain_print", "explain-print"),  # not a failure: a report the user printed, with one graph break
     ("runtime_error_in_compiled", "runtime-error-in-compiled"),  # a negative: not a dynamo failure
 ]
 

@@ -84,7 +84,28 @@ PREFIXES = {
     "kubectl": "[pod/sglang-0/server] ",
     "markdown-quote": "> ",
     "torchrun": "[rank0]: ",
+    "torchelastic-role": "[trainer2][rank2]:",  # a log-line prefix template with the role name
+    "indented-vllm": "    ERROR 08-27 05:54:20 [multiproc_executor.py:602] ",  # a paste indented as a whole
+    "glog-no-time": "E0627 torch/_dynamo/convert_frame.py:1282] ",  # a paste that left out time and thread
 }
+
+
+@pytest.mark.parametrize("name", FATAL)
+def test_a_recorded_crash_with_a_shippers_key_value_tags_on_every_line_is_the_same_crash(name):
+    tags = ' #torch_elastic_rank="2" #callSite="torch._dynamo.convert_frame"'
+    _assert_same_crash(name, _scan([ln + tags if ln.strip() else ln for ln in _recording(name)]))
+
+
+def test_a_window_of_inductor_and_aot_autograd_frames_alone_is_a_compile_failure():
+    """What a vLLM paste keeps of a backend failure: the frames from inductor's compile_fx down through
+    AOTAutograd, no exception line. Only torch.compile runs those frames."""
+    lines = _recording("raw/t24-inductor-no-cxx.log")
+    start = next(i for i, ln in enumerate(lines) if ln.endswith(", in compile_fx"))
+    end = next(i for i, ln in enumerate(lines) if ln.endswith(", in create_aot_dispatcher_function"))
+    window = ["ERROR 03-07 14:35:07 core.py:291] " + ln for ln in lines[start:end]]
+    assert not any("Error" in ln or "Traceback" in ln for ln in window)
+    fatal = [d for d in _dynamo(_scan(window)) if d.fatal]
+    assert len(fatal) == 1 and fatal[0].exception is None
 
 
 @pytest.mark.parametrize("framing", sorted(PREFIXES))

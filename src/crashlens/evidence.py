@@ -89,6 +89,10 @@ _BANNER = recache.compile(
 )
 BANNER = _BANNER  # also the trailer that ends a dynamo report (traceback.py)
 # symbolic_convert's log of an inlining attempt that raised (TORCH_LOGS=+dynamo, all versions).
+# torch._dynamo.explain()'s report, printed by the user: 2.0's `Dynamo produced 12 graphs with 11 graph
+# break and 24 ops` then `Break reasons:` and the numbered reasons; 2.1+'s ExplainOutput `Break Reason 1:`
+# (printed once per break, so a report without breaks starts nothing).
+EXPLAIN = recache.compile(r"^(?:Dynamo produced \d+ graphs ?with \d+ graph breaks?\b|Break Reason \d+:$)")
 _FAILED_INLINING = recache.compile(
     r"^FAILED INLINING <code object (?P<func>[^\s>]+) at 0x[0-9a-fA-F]+, file \"(?P<file>[^\"]+)\", line (?P<line>\d+)>"
 )
@@ -155,6 +159,7 @@ RULES: tuple[Rule, ...] = (
     Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
+    Rule("explain", (b"Dynamo produced ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
     Rule("fake-run-failed", (b"Dynamo failed to run FX node", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
     Rule("graph-break-warning", (b": UserWarning: Graph break",), _GB_WARNING),
@@ -234,6 +239,12 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     # also holds wrappers that run every call (cudagraphify's `run`), so only its compile steps count.
     *(MachineryFrame("torch/_inductor/compile_fx.py", fn) for fn in (
         "compile_fx_inner", "_compile_fx_inner", "fx_codegen_and_compile", "codegen_and_compile")),
+    # the backend entry dynamo calls with the captured graph (inductor's compile_fx, AOTAutograd's
+    # backend wrapper and its compile of the joint graph): compile only, all releases 2.0 to 2.13
+    MachineryFrame("torch/_inductor/compile_fx.py", "compile_fx"),
+    MachineryFrame("torch/_dynamo/backends/common.py", "__call__"),
+    *(MachineryFrame("torch/_functorch/aot_autograd.py", fn) for fn in (
+        "aot_module_simplified", "create_aot_dispatcher_function", "_create_aot_dispatcher_function")),
     MachineryFrame("torch/_inductor/graph.py"),  # GraphLowering: the lowering interpreter, compile only
     MachineryFrame("torch/_inductor/lowering.py"),
     MachineryFrame("torch/_inductor/scheduler.py"),

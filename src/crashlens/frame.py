@@ -49,15 +49,27 @@ _VLLM_LEVEL = recache.compile(
 _SGLANG = recache.compile(
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?P<ranks>(?: (?:DP|PP|ATTN_CP|ATTN_DP|MOE_DP|CP|TP|EP)\d+)*)\] ?"
 )
-_TORCH_RANK = recache.compile(r"\[rank(?P<rank>\d+)\]: ?")  # torchrun: `[rank0]: Traceback ...`, glog: `[rank4]:E0317 ...`
+# torchrun: `[rank0]: Traceback ...`, glog: `[rank4]:E0317 ...`; with a role name before it
+# (torchelastic's log-line prefix templates: `[trainer2][rank2]:`)
+_TORCH_RANK = recache.compile(r"(?:\[[A-Za-z_][\w-]{0,40}\])?\[rank(?P<rank>\d+)\]: ?")
 _GLOG = recache.compile(
-    r"(?P<level>[VIWEC])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\s\]]+:\d+\](?: |$)"
+    # the time and thread id are left out of some pastes (`V0627 torch/_dynamo/exc.py:209] ...`)
+    r"(?P<level>[VIWEC])\d{4}(?: \d\d:\d\d:\d\d\.\d+)?(?: +\d+)? [^\s\]]+:\d+\](?: |$)"
     r"(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
 )
 _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
     r"\[(?P<level>[A-Z]+)\] ?"
 )
+
+# A log line indented as a whole (a paste inside a markdown list or a quoted reply): the blanks before a
+# server's or torch's own line prefix, which no traceback line starts with.
+_INDENTED_LOG = recache.compile(
+    r"[ \t]{1,12}(?=[VIWEC]\d{4}[ ][^\s\]]+:\d+\]|[VIWEC]\d{4} \d\d:\d\d:|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
+    r"|\[\d{4}-\d\d-\d\d \d\d:)"
+)
+# Key-value tags a log shipper appends to every line (`... line 373 #torch_elastic_rank="2" #callSite="..."`).
+_TAG_SUFFIX = recache.compile(r'(?: #\w+="[^"]*")+\s*$')
 
 _GLOG_LEVELS = {"V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "CRITICAL"}
 
@@ -79,6 +91,7 @@ _ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # would half-match it.
 _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("0123456789", _DOCKER_TS, "wrapper"),
+    (" \t", _INDENTED_LOG, "wrapper"),
     (" [", _SGR_REMNANT, "wrapper"),
     (_ALNUM, _COMPOSE, "wrapper"),
     ("E", _PYTEST_E, "pytest"),
@@ -151,6 +164,10 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         elif what == "sglang":
             rank = m.group("ranks").strip() or rank
             record_start = True
+    if text.endswith('"') and ' #' in text:
+        tags = _TAG_SUFFIX.search(text)
+        if tags is not None:
+            text = text[: tags.start()]
     return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger)
 
 

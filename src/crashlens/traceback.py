@@ -77,6 +77,13 @@ _PCG_HINT = recache.compile(
 )
 _GB_REASON = recache.compile(r"^(?:Graph Break Reason|Reason): (?P<msg>.*)$")
 _GB_ENCOUNTERED = recache.compile(r"^Encountered graph break when attempting to trace \w+: .*:\s*$")
+# explain()'s report: `1. generic_jump TensorVariable()` (2.0) or `Break Reason 1:` then `Reason: ...`
+# (2.1+), each reason's stack as frames (2.0) or `<FrameSummary file F, line N in FN>` (2.1+), and the
+# report's other lines (counts, `Ops per Graph:`, the ops, guards).
+_EXPLAIN_REASON = recache.compile(r"^(?:\d+\.\s+(?P<msg>\S.*)|Reason:\s*(?P<msg2>\S.*))$")
+_FRAME_SUMMARY = recache.compile(r"^<FrameSummary file (?P<file>.+?), line (?P<line>\d+) in (?P<func>[^>]+)>$")
+_EXPLAIN_LINE = recache.compile(r"^(?:Break [Rr]easons?(?: \d+)?:|Graph Count:|Op Count:|Ops per Graph:|Out Guards:|"
+                                r"Compile Times:|User Stack:|Graph Break Count:)")
 _GB_USER_TB = recache.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
 _RECOMPILE_FN = recache.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
 
@@ -200,6 +207,7 @@ GB = "graph_break"  # a non-fatal graph-break log entry
 WARN = "warning"  # recompile limit / guard error style multi-line log entries
 SKIP = "skip"  # the call stack printed inside a warning ("This call originates from:"): not a crash
 INLINE = "inlining"  # `FAILED INLINING <code object ...>` lines, one per inlined call the error left
+EXPLAIN_REPORT = "explain"  # torch._dynamo.explain()'s report: its break reasons, each with its user stack
 WARNING_SOURCE = "warning-source"  # a section: the next line is the source line a Python warning shows
 MAX_INLINE_GAP = 40  # other debug lines between two FAILED INLINING lines of one failure
 
@@ -791,6 +799,48 @@ class _Stream:
         d.user_frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func")))
         return True
 
+    def _open_explain(self, line: LogLine, m: re.Match[str]) -> bool:
+        # The user printed explain()'s report: a finding (each break reason a graph break); the first
+        # reason's stack is where the first graph break is.
+        d = self._open("graph_break", line, EXPLAIN_REPORT, section="header")
+        d.gb_artifact = True
+        d.new_block()
+        return True
+
+    def _explain(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        d = self.draft
+        assert d is not None
+        stripped = line.text.strip()
+        reason = _EXPLAIN_REASON.match(stripped)
+        if stripped.startswith("Break Reason ") and d.block().message_lines:
+            self.section = "later"  # the next reasons' stacks are other breaks
+            return True
+        if reason is not None:
+            if not d.block().message_lines:
+                d.block().message_lines.append((reason.group("msg") or reason.group("msg2")).strip())
+                self.section = "user"
+            else:
+                self.section = "later"  # the next reasons' stacks are other breaks
+            return True
+        fm = FRAME.match(line.text) or _FRAME_SUMMARY.match(stripped)
+        if fm is not None:
+            if self.section != "later" and d.block().message_lines:
+                self._add_frame(d.user_frames, fm)
+                self.section = "user"
+            return True
+        if self.section != "later" and self._dynamo_section(d, stripped):  # 2.7+: the reason's Explanation, Hints
+            self._set_gb_type(d)
+            return True
+        if not stripped or line.text[:1].isspace() or _EXPLAIN_LINE.match(stripped):
+            if self.section == "user" and stripped and d.user_frames and not stripped.startswith("<"):
+                self._add_source(d.user_frames, line.text)
+            return True
+        if d.block().message_lines:
+            self._end(out, True)
+        else:
+            self.close()  # 2.0's header of a report without breaks: nothing to report
+        return False
+
     def _open_fake_run_failed(self, line: LogLine, m: re.Match[str]) -> bool:
         # dynamo's TorchRuntimeError message whose `torch._dynamo.exc.TorchRuntimeError:` was cut off:
         # the failure itself, with `from user code:` to follow.
@@ -1059,6 +1109,7 @@ _STATES = {
     AFTER: _Stream._message,
     GB: lambda s, line, d, out: s._graph_break(line, out),
     INLINE: lambda s, line, d, out: s._inlining(line, out),
+    EXPLAIN_REPORT: lambda s, line, d, out: s._explain(line, out),
     WARN: _Stream._warning,
 }
 
@@ -1081,6 +1132,7 @@ _OPENERS = {
     "guard-error": _Stream._open_guard_error,
     "banner": _Stream._open_banner,
     "failed-inlining": _Stream._open_failed_inlining,
+    "explain": _Stream._open_explain,
     "recompiling": _Stream._open_recompiling,
     "pytest-summary": _Stream._open_pytest_summary,
     "torch-log": _Stream._open_torch_log,
