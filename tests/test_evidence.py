@@ -87,6 +87,7 @@ PREFIXES = {
     "torchelastic-role": "[trainer2][rank2]:",  # a log-line prefix template with the role name
     "indented-vllm": "    ERROR 08-27 05:54:20 [multiproc_executor.py:602] ",  # a paste indented as a whole
     "glog-no-time": "E0627 torch/_dynamo/convert_frame.py:1282] ",  # a paste that left out time and thread
+    "torchdynamo-2022": "Torchdynamo: [WARNING] ",  # torchdynamo's own logger before it moved into torch
 }
 
 
@@ -160,6 +161,14 @@ def test_a_dynamo_error_quoted_with_escaped_newlines_inside_a_worker_error_is_th
     line = (PREFIXES["vllm-worker"] + f"RuntimeError: Worker failed with error '{quoted}', "
             "please check the stack trace above for the root cause")
     _assert_same_crash(name, _scan([line]), shown=quoted)
+
+
+@pytest.mark.parametrize("name", FATAL)
+def test_a_dynamo_error_quoted_as_a_value_in_a_dict_repr_is_that_crash(name):
+    # A test harness or a JSON log keeps the message as a value: `{'message': 'torch._dynamo.exc.X: ...\n...'}`
+    # with repr's escapes (hand-written framing around the recorded message).
+    quoted = "\\n".join(_from_exception_line(_recording(name))).replace("'", "\\'")
+    _assert_same_crash(name, _scan(["> {'message': '" + quoted + "'}"]), shown=quoted)
 
 
 @pytest.mark.parametrize("name", FATAL)

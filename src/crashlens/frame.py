@@ -71,6 +71,9 @@ _INDENTED_LOG = recache.compile(
 # Key-value tags a log shipper appends to every line (`... line 373 #torch_elastic_rank="2" #callSite="..."`).
 _TAG_SUFFIX = recache.compile(r'(?: #\w+="[^"]*")+\s*$')
 
+# torchdynamo's own logger before it moved into torch (2022): `Torchdynamo: [WARNING] Graph break: ...`
+_DYNAMO_OLD_LOG = recache.compile(r"Torch[Dd]ynamo: \[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ")
+
 _GLOG_LEVELS = {"V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "CRITICAL"}
 
 
@@ -106,6 +109,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("VIWEC", _GLOG, "glog"),
     ("[", _KUBECTL, "wrapper"),
     ("[", _PYLOG_OLD, "pylog"),
+    ("T", _DYNAMO_OLD_LOG, "level"),
     ("[", _SGLANG, "sglang"),
     ("[", _TORCH_RANK, "torch-rank"),
     ("|", _BAR, "wrapper"),
@@ -183,6 +187,7 @@ MIN_PREFIX = 8  # a shorter repeated prefix (`0: `, `> `) is too common inside t
 _ESCAPED_EVIDENCE = ("Traceback (most recent call last):", "File ", "from user code:", "torch._dynamo",
                      "torch._inductor", "Explanation:")
 _DIGIT_RUN = recache.compile(r"\d+")
+_QUOTED_EXC = recache.compile(r"['\"](?=torch\._(?:dynamo|inductor)\.exc\.[A-Z]\w*: )")
 
 
 def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
@@ -196,6 +201,8 @@ def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
     back into the lines they were.
     """
     first = frame_line(source, lineno, raw)
+    if ".exc." in raw and "torch._" in raw:
+        first = _quoted_value(first)
     if len(raw) < MIN_JOINED:
         return [first]
     text = strip_controls(raw)
@@ -371,6 +378,25 @@ def _with_text(line: LogLine, text: str) -> LogLine:
                    line.record_start, line.logger)
 
 
+_OUTER_EXCEPTION = recache.compile(r"(?:Error|Exception|Warning)\b")
+
+
+def _quoted_value(line: LogLine) -> LogLine:
+    """A dynamo exception on one line, quoted as a value (`{'message': 'torch._dynamo.exc.X: ...'}`, a JSON
+    field) and not inside another exception's message (vLLM's `RuntimeError: Worker failed with error
+    '...'` is read as that exception): the line as the traceback printed it."""
+    text = line.text
+    m = _QUOTED_EXC.search(text)
+    if m is None or _OUTER_EXCEPTION.search(text, 0, m.start()):
+        return line
+    q = text[m.start()]
+    end = text.rfind(q, m.end())
+    body = text[m.end():end] if end > 0 and not text[end + 1:].strip(" ,}])") else text[m.end():]
+    if "\\n" in body:
+        return line  # a message with its newlines escaped: _split_escaped splits it
+    return _with_text(line, body.replace("\\" + q, q))
+
+
 def _split_escaped(text: str) -> list[str] | None:
     """A message with its newlines escaped as `\\n`, split at them (and `\\"`, `\\'` unescaped), when it
     is a traceback or a dynamo report; None otherwise."""
@@ -378,8 +404,13 @@ def _split_escaped(text: str) -> list[str] | None:
         return None
     parts = text.split("\\n")
     rest = "\n".join(parts[1:])
-    if not any(e in rest for e in _ESCAPED_EVIDENCE):
+    # A dynamo exception quoted as a value (`{'message': 'torch._dynamo.exc.X: ...`, a repr or JSON): its
+    # first line starts at the exception's type, as the traceback printed it.
+    quoted = _QUOTED_EXC.search(parts[0])
+    if quoted is None and not any(e in rest for e in _ESCAPED_EVIDENCE):
         return None
+    if quoted is not None:
+        parts[0] = parts[0][quoted.end():]
     return [p.replace('\\"', '"').replace("\\'", "'") for p in parts]
 
 
