@@ -563,3 +563,30 @@ def test_frames_of_dynamos_fake_tensor_run_are_a_compile_failure_out_of_view():
     assert all("_dynamo/utils.py" in ln or not ln.lstrip().startswith("File ") for ln in window[:12])
     got = _dynamo(_scan(window[:12]))
     assert got and got[0].fatal
+
+
+def test_an_old_ipython_traceback_of_dynamos_compile_is_a_compile_failure():
+    """IPython before 8.0 (Colab, old notebooks) prints `PATH in FUNC(ARGS)` frames, the line number only on
+    the `-->` source line; this real paste (pytorch#90540, quoted with `> ` and wrapped) is dynamo calling
+    the backend, its exception line out of view."""
+    log = Path(__file__).resolve().parents[1] / "samples" / "pastes-heldout" / "case-010.log"
+    fatal = [d for d in _dynamo(_scan(log.read_text().splitlines())) if d.fatal]
+    assert len(fatal) == 1 and fatal[0].exception is None
+
+
+def test_an_old_ipython_frame_takes_its_line_from_the_arrow():
+    lines = ["ZeroDivisionError                         Traceback (most recent call last)",
+             "<ipython-input-3-d766d9f4b6a6> in <module>()",  # hand-written, in IPython 7's format
+             "      4 ",
+             "----> 5 f(0)",
+             "",
+             "ZeroDivisionError: division by zero"]
+    from crashlens.traceback import RecordExtractor
+
+    ex = RecordExtractor()
+    recs = []
+    for i, text in enumerate(lines, 1):
+        recs += [r for ln in frame_physical("nb", i, text) for r in ex.feed(ln)]
+    recs += ex.finish()
+    frames = [f for r in recs for b in r.chain for f in b.frames]
+    assert [(f.file, f.line, f.function) for f in frames] == [("<ipython-input-3-d766d9f4b6a6>", 5, "<module>")]

@@ -16,6 +16,7 @@ from .evidence import (
     GB_HEADER,
     GUARD_ERROR,
     IPY_FRAME,
+    IPY_OLD_FRAME,
     IPY_SOURCE,
     PCG_FAILED,
     RECOMPILE,
@@ -357,7 +358,7 @@ class _Stream:
         if g.get("cell"):  # IPython's `Cell In[5], line 3`: the notebook cell is the user's code
             frames.append(Frame(f"Cell {g['cell']}", int(g["cline"]), "<cell>"))
         else:
-            frames.append(Frame(g["file"], int(g["line"]), g.get("func") or "<unknown>"))
+            frames.append(Frame(g["file"], int(g.get("line") or 0), g.get("func") or "<unknown>"))
         self.last_kind = "frame"
         if m.re is IPY_FRAME and self.draft is not None:
             self.draft.ipython = True
@@ -372,7 +373,9 @@ class _Stream:
             if sm is not None:
                 if sm.group("arrow") and frames:
                     f = frames[-1]
-                    frames[-1] = Frame(f.file, f.line, f.function, sm.group("src").strip())
+                    # IPython before 8.0 gives the line number only here
+                    at = f.line or int(sm.group("n"))
+                    frames[-1] = Frame(f.file, at, f.function, sm.group("src").strip())
                 return
         if frames and frames[-1].source is None:
             f = frames[-1]
@@ -519,7 +522,8 @@ class _Stream:
             return done
         text = line.text
         stripped = text.strip()
-        fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text)
+        fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text) or \
+            (d.ipython and IPY_OLD_FRAME.match(stripped) or None)
         if fm:
             self._add_frame(d.block().frames, fm)
             return True
