@@ -109,11 +109,11 @@ def test_signatures_commands_show_the_catalog():
 
 
 def test_mine_clusters_crashes_no_signature_names(tmp_path):
-    # two copies of a real recording whose failure only the generic fallback names (torch 2.1.2 tracing
-    # json.dumps: "call_function UserDefinedClassVariable() [...]")
+    # two copies of a real recording whose failure only the generic fallback names (torch 2.1.2 writing
+    # os.environ: "inline __setitem__", with no frame below the user's line)
     import gzip
 
-    raw = gzip.decompress((SAMPLES / "corpus" / "raw" / "t2.1.2" / "json-call.log.gz").read_bytes())
+    raw = gzip.decompress((SAMPLES / "corpus" / "raw" / "t2.1.2" / "os-environ-write.log.gz").read_bytes())
     a, b = tmp_path / "a.log", tmp_path / "b.log"
     a.write_bytes(raw)
     b.write_bytes(raw)

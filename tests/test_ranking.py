@@ -239,3 +239,15 @@ def test_the_users_own_line_keeps_its_direct_fix_first(version, repro, file):
     assert d.culprit is not None and d.culprit.file.endswith(file)
     assert d.fixes[0].kind != "custom-op" and not d.fixes[0].title.startswith("Library patch: ")
     assert d.fixes[0].file is not None and d.fixes[0].file.endswith(file)
+
+
+def test_a_crash_whose_log_lacks_every_fixs_values_still_gets_fixes_in_fallback_wording():
+    # a real paste (pytorch#137411): dynamo's warning alone, no frames, no culprit, no version
+    paste = SAMPLES / "pastes" / "case-033.log"
+    if not paste.is_file():
+        pytest.skip("no samples/pastes")
+    (d,) = _dynamo(paste)
+    assert d.culprit is None and d.fixes
+    for f in d.fixes:
+        assert "{" not in f.title + f.detail, f.title
+    assert not any(f.kind == "flag" for f in d.fixes)  # a server flag is never guessed

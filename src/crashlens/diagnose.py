@@ -218,10 +218,18 @@ def _applies(f: FixTemplate, ctx: Context) -> bool:
     return not (f.modes and (ctx.mode or "none") not in f.modes)
 
 
+def _hard_requirement(key: str) -> bool:
+    """A value no prose can stand in for: the server's flag, a version the fix names."""
+    return key == "server.off_flag" or key.startswith("version.")
+
+
 def _render_fixes(
     templates: Iterable[tuple[FixTemplate, str]], values: dict[str, str], ctx: Context,
-    cond: dict[str, str] | None = None,
+    cond: dict[str, str] | None = None, relaxed: bool = False,
 ) -> list[Fix]:
+    """The templates that apply, rendered. `relaxed`: a template whose required values the log lacks is
+    rendered with its fallback wording too (used when nothing else is left), unless a hard requirement is
+    missing."""
     fixes: list[Fix] = []
     seen_titles: set[str] = set()
     for tmpl, origin in sorted(templates, key=lambda x: x[0].rank):
@@ -229,7 +237,7 @@ def _render_fixes(
             continue
         if tmpl.kind == "custom-op" and (cond or {}).get("call_shape", "tensor") != "tensor":
             continue  # a custom op returns tensors: it cannot stand in for a call whose value steers Python
-        if any(r not in values for r in tmpl.requires):
+        if any(r not in values and (not relaxed or _hard_requirement(r)) for r in tmpl.requires):
             continue
         fb = dict(tmpl.fallback)
         title = render_template(tmpl.title, values, fb)
@@ -354,7 +362,12 @@ def build(
         "torch": dict(ctx.versions).get("torch", ""),
         "eager_too": "true" if "eager-too" in sig.tags else "false",
     }
-    fixes = order_fixes(_render_fixes(templates, values, ctx, cond), owner, t.culprit, sig)
+    rendered = _render_fixes(templates, values, ctx, cond)
+    if not rendered:
+        # The log lacked every fix's values (no frames, a cut paste): the signature's fixes in their fallback
+        # wording, never an empty list.
+        rendered = _render_fixes(templates, values, ctx, cond, relaxed=True)
+    fixes = order_fixes(rendered, owner, t.culprit, sig)
     warnings = [render_template(n, values) for rule in libs for n in rule.next]
     warnings += [render_template(n, values) for n in sig.next]
     headline = record.headline
@@ -539,11 +552,17 @@ def _fold_fragments(diags: list[Diagnosis]) -> list[Diagnosis]:
             for d in diags if d.id not in host_of]
 
 
+def _fix_weight(fixes: tuple[Fix, ...]) -> tuple[int, int]:
+    """How much of the log a fix list could use: fixes that name a place to change, then fixes at all (one
+    rendered in fallback wording names none)."""
+    return sum(f.file is not None for f in fixes), len(fixes)
+
+
 def _absorb(host: Diagnosis, part: Diagnosis) -> Diagnosis:
     ctx = host.context if host.context.fullgraph is not None else (
         part.context if part.context.fullgraph is not None else host.context)
     extra = {}
-    if part.signature == host.signature and len(part.fixes) > len(host.fixes):
+    if part.signature == host.signature and _fix_weight(part.fixes) > _fix_weight(host.fixes):
         # the same signature, and this copy had the values more of its fixes need (the recompile
         # limit's warning names the failing guard; the error it announced does not)
         extra = {"fixes": part.fixes, "fields": part.fields}
