@@ -533,3 +533,27 @@ def test_frames_of_dynamos_fake_tensor_run_are_a_compile_failure_out_of_view():
     assert all("_dynamo/utils.py" in ln or not ln.lstrip().startswith("File ") for ln in window[:12])
     got = _dynamo(_scan(window[:12]))
     assert got and got[0].fatal
+
+
+@pytest.mark.parametrize("name", FATAL)
+def test_pytests_short_summary_of_the_crash_is_not_a_second_report(name):
+    # pytest --tb=native: the recorded traceback, then its summary line (hand-written framing) with the
+    # exception's first line, which pytest cuts to the terminal's width.
+    lines = _recording(name)
+    exc = _from_exception_line(lines)[0]
+    summary = ["=========================== short test summary info ============================",
+               f"FAILED tests/test_compile.py::test_fullgraph_smoke - {exc[:120]}",
+               "========================= 1 failed, 2 passed in 21.07s ========================="]
+    diags = _scan(lines + summary)
+    _assert_same_crash(name, diags)
+
+
+@pytest.mark.parametrize("name", FATAL)
+def test_a_servers_quote_printed_before_the_traceback_is_not_a_second_report(name):
+    # SGLang logs `Piecewise CUDA Graph failed with error: <str(e)>` (its first line), then the
+    # scheduler's traceback of the same exception (hand-written framing around the recording).
+    lines = _recording(name)
+    head = _from_exception_line(lines)[0].split(": ", 1)[1]
+    quote = f"[2026-05-18 20:47:47 TP0] Piecewise CUDA Graph failed with error: {head}"
+    diags = _scan([quote, "[2026-05-18 20:47:47 TP0] Scheduler hit an exception: " + lines[0], *lines[1:]])
+    _assert_same_crash(name, diags)
