@@ -557,3 +557,30 @@ def test_a_servers_quote_printed_before_the_traceback_is_not_a_second_report(nam
     quote = f"[2026-05-18 20:47:47 TP0] Piecewise CUDA Graph failed with error: {head}"
     diags = _scan([quote, "[2026-05-18 20:47:47 TP0] Scheduler hit an exception: " + lines[0], *lines[1:]])
     _assert_same_crash(name, diags)
+
+
+PENDING = SAMPLES / "corpus" / "pending"  # recorded by samples/corpus/record.py --raw-dir, not yet in the corpus
+
+
+@pytest.mark.parametrize("release", ["t2.1.2", "t2.4.1", "t2.7.1", "t2.13.0"])
+def test_an_attribute_set_on_the_optimizer_in_the_compiled_step_in_every_releases_wording(release):
+    """torch 2.1's `setattr(UserDefinedObjectVariable) <slot wrapper ...>`, 2.4-2.7's `setattr(OptimizerVariable
+    (SGD), last_batch, ...)`: the same failure, its culprit the assignment; 2.13 compiles it (no report)."""
+    import gzip
+    import json
+
+    folder = PENDING / release
+    if not (folder / "index.json").is_file():
+        pytest.skip("not recorded here")
+    info = json.loads((folder / "index.json").read_text())["recordings"]["optimizer-setattr"]
+    text = gzip.decompress((folder / "optimizer-setattr.log.gz").read_bytes()).decode()
+    fatal = [d for d in _scan(text.splitlines()) if d.fatal]
+    if info["exit_code"] == 0:
+        assert fatal == []
+        return
+    assert [d.signature for d in fatal] == ["module-setattr"]
+    c = fatal[0].culprit
+    assert c is not None and c.file.endswith("scenarios/optimizer_setattr.py")
+    assert c.line == _marker_line("scenarios/optimizer_setattr.py", "optimizer-setattr")
+    first = fatal[0].fixes[0]
+    assert "set it before the compiled call" in first.title and "{" not in first.title
