@@ -590,3 +590,54 @@ def test_an_old_ipython_frame_takes_its_line_from_the_arrow():
     recs += ex.finish()
     frames = [f for r in recs for b in r.chain for f in b.frames]
     assert [(f.file, f.line, f.function) for f in frames] == [("<ipython-input-3-d766d9f4b6a6>", 5, "<module>")]
+
+
+@pytest.mark.parametrize("name", FATAL)
+def test_pytests_short_summary_of_the_crash_is_not_a_second_report(name):
+    # pytest --tb=native: the recorded traceback, then its summary line (hand-written framing) with the
+    # exception's first line, which pytest cuts to the terminal's width.
+    lines = _recording(name)
+    exc = _from_exception_line(lines)[0]
+    summary = ["=========================== short test summary info ============================",
+               f"FAILED tests/test_compile.py::test_fullgraph_smoke - {exc[:120]}",
+               "========================= 1 failed, 2 passed in 21.07s ========================="]
+    diags = _scan(lines + summary)
+    _assert_same_crash(name, diags)
+
+
+@pytest.mark.parametrize("name", FATAL)
+def test_a_servers_quote_printed_before_the_traceback_is_not_a_second_report(name):
+    # SGLang logs `Piecewise CUDA Graph failed with error: <str(e)>` (its first line), then the
+    # scheduler's traceback of the same exception (hand-written framing around the recording).
+    lines = _recording(name)
+    head = _from_exception_line(lines)[0].split(": ", 1)[1]
+    quote = f"[2026-05-18 20:47:47 TP0] Piecewise CUDA Graph failed with error: {head}"
+    diags = _scan([quote, "[2026-05-18 20:47:47 TP0] Scheduler hit an exception: " + lines[0], *lines[1:]])
+    _assert_same_crash(name, diags)
+
+
+PENDING = SAMPLES / "corpus" / "pending"  # recorded by samples/corpus/record.py --raw-dir, not yet in the corpus
+
+
+@pytest.mark.parametrize("release", ["t2.1.2", "t2.4.1", "t2.7.1", "t2.13.0"])
+def test_an_attribute_set_on_the_optimizer_in_the_compiled_step_in_every_releases_wording(release):
+    """torch 2.1's `setattr(UserDefinedObjectVariable) <slot wrapper ...>`, 2.4-2.7's `setattr(OptimizerVariable
+    (SGD), last_batch, ...)`: the same failure, its culprit the assignment; 2.13 compiles it (no report)."""
+    import gzip
+    import json
+
+    folder = PENDING / release
+    if not (folder / "index.json").is_file():
+        pytest.skip("not recorded here")
+    info = json.loads((folder / "index.json").read_text())["recordings"]["optimizer-setattr"]
+    text = gzip.decompress((folder / "optimizer-setattr.log.gz").read_bytes()).decode()
+    fatal = [d for d in _scan(text.splitlines()) if d.fatal]
+    if info["exit_code"] == 0:
+        assert fatal == []
+        return
+    assert [d.signature for d in fatal] == ["module-setattr"]
+    c = fatal[0].culprit
+    assert c is not None and c.file.endswith("scenarios/optimizer_setattr.py")
+    assert c.line == _marker_line("scenarios/optimizer_setattr.py", "optimizer-setattr")
+    first = fatal[0].fixes[0]
+    assert "set it before the compiled call" in first.title and "{" not in first.title

@@ -114,6 +114,7 @@ REPROS: list[Repro] = [
          culprit=("scenarios/fake_shape_mismatch.py", "shape-mismatch"),
          remedies={"any": EAGER_TOO + ("transpose", "shapes")}),
     _scn("setattr_user_object", culprit=("scenarios/setattr_user_object.py", "setattr"), remedies={"any": MOVE}),
+    _scn("optimizer_setattr", culprit=("scenarios/optimizer_setattr.py", "optimizer-setattr"), remedies={"any": MOVE}),
     _scn("next_no_default", disable_works=False, culprit=("scenarios/next_no_default.py", "next"),
          remedies={"any": EAGER_TOO + ("default",)}),
     _scn("zip_strict", disable_works=False, culprit=("scenarios/zip_strict.py", "zip-strict"),

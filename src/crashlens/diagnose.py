@@ -574,6 +574,47 @@ def _typed_dynamo(d: Diagnosis) -> bool:
     return d.exception is not None and d.exception[0].startswith(("torch._dynamo.", "torch._inductor."))
 
 
+MIN_QUOTED = 12  # a shorter message is found inside another only as a whole quoted word run
+
+
+def _quotes(said: str, msg: str) -> bool:
+    """Whether the message `said` quotes `msg`: anywhere when it is long enough to be that message; a
+    short one (`Tensor.item`) only where a quote, colon or blank bounds it on both sides."""
+    if len(msg) >= MIN_QUOTED:
+        return msg in said
+    if len(msg) < 4:
+        return False
+    k = said.find(msg)
+    while k >= 0:
+        before, after = said[k - 1 : k] or " ", said[k + len(msg) : k + len(msg) + 1] or " "
+        if before in " '\":(" and after in " '\"),\\":
+            return True
+        k = said.find(msg, k + 1)
+    return False
+
+
+def _copy_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The crash a frameless copy of its exception line belongs to: pytest's short summary (`FAILED
+    test - Type: first line of the message`), a log line repeating the error: the same type, and a
+    message that is the start of that crash's (a summary cuts it). The nearest one printed before it."""
+    if d.chain or d.exception is None or not d.exception[0] or not d.fatal or not d.occurrences:
+        return None
+    said = d.exception[1].strip().rstrip(".…").rstrip()
+    if len(said) < MIN_QUOTED:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or not e.chain or e.exception is None or e.exception[0] != d.exception[0]:
+            continue
+        if not e.exception[1].strip().startswith(said):
+            continue
+        gaps = [line - o.line for o in e.occurrences if o.source == src and o.line <= line]
+        if gaps and (best is None or min(gaps) < best[0]):
+            best = (min(gaps), e)
+    return best[1] if best else None
+
+
 def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The dynamo crash whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
     failed with error: ...", "Worker failed with error '...'") is that crash again, not another one.
@@ -585,8 +626,9 @@ def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     src, line = d.occurrences[0].source, d.occurrences[0].line
     best: tuple[tuple[int, int], Diagnosis] | None = None
     for e in hosts:
-        msg = e.exception[1].strip() if e.exception else ""
-        if e is d or not e.fatal or len(msg) < 12 or msg not in said or msg == said:
+        # its first line: a server quotes str(e)'s head, or all of it on one line
+        msg = e.exception[1].strip().split("\n", 1)[0].strip() if e.exception else ""
+        if e is d or not e.fatal or (msg == said and d.exception[0]) or not _quotes(said, msg):
             continue
         gaps = [line - o.line for o in e.occurrences if o.source == src]
         key = min(((g < 0, abs(g)) for g in gaps), default=(True, 1 << 30))
@@ -644,7 +686,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
     for d in diags:
-        h = _quoted_host(d, typed) or _evidence_host(d, shown) or _announced_host(d, typed)
+        h = _quoted_host(d, typed) or _copy_host(d, diags) or _evidence_host(d, shown) or _announced_host(d, typed)
         if h is not None:
             into[id(d)] = id(h)
 
