@@ -123,13 +123,14 @@ def test_recorded_corpus_is_what_build_makes_of_the_recordings(tmp_path):
         assert text(tmp_path / "cases" / name) == text(here / name), name
 
 
-def test_real_pastes_hold_the_baseline():
-    """samples/pastes: real bug-report fragments (verbatim, with their source URLs), scored like the corpus;
-    the suite fails when a figure drops below samples/pastes/baseline.json."""
+@pytest.mark.parametrize("set_name", ["pastes", "pastes-heldout"])
+def test_real_pastes_hold_the_baseline(set_name):
+    """samples/pastes and samples/pastes-heldout: real bug-report fragments (verbatim, with their source
+    URLs), scored like the corpus; the suite fails when a figure drops below the set's baseline.json."""
     scorer = _corpus_module("score")
-    folder = Path(__file__).resolve().parents[1] / "samples" / "pastes"
+    folder = Path(__file__).resolve().parents[1] / "samples" / set_name
     counts = scorer.score(folder)
     print("\n" + scorer.table(counts))
     baseline = json.loads((folder / "baseline.json").read_text())
     bad = scorer.regressions(counts, baseline)
-    assert not bad, "figures below samples/pastes/baseline.json:\n" + "\n".join(bad)
+    assert not bad, f"figures below samples/{set_name}/baseline.json:\n" + "\n".join(bad)
