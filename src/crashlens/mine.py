@@ -184,12 +184,14 @@ def _mine_file(path: str, index: int, signatures: tuple[str, ...], name: str) ->
         ends[(rec.start_line, rec.rank)] = rec.end_line
         return d if d is not None else unknown_diagnosis(rec, cat)
 
-    _src, fh = open_source(path)
+    # Quiet: a cut archive's warning goes back with the result (a Ray task's stderr is not the user's),
+    # once, however many times the file is read.
+    _src, fh = open_source(path, quiet=True)
     try:
         size = os.fstat(fh.fileno()).st_size if hasattr(fh, "fileno") else 0
         if path.endswith(".gz"):
             def replay() -> Iterator[bytes]:
-                with open_source(path)[1] as again:
+                with open_source(path, quiet=True)[1] as again:
                     yield from _until_cut(iter_line_chunks(again), None)
 
             # Chunks of scan's size: each costs the pipeline a fixed amount, and 64 KB ones made a .gz
@@ -199,6 +201,9 @@ def _mine_file(path: str, index: int, signatures: tuple[str, ...], name: str) ->
                                    None, replay, on_record=on_record)
         else:
             n, diags = scan_file(name, path, fh, cat, None, on_record)
+        stopped = getattr(fh, "stopped", None)  # read.Decompressed
+        if stopped:
+            warnings.append(stopped.replace(path, name, 1))
     finally:
         fh.close()
     # Frames with no exception line after them are a crash only where the log stops there (cut off);

@@ -98,6 +98,7 @@ class Decompressed:
         self._quiet = quiet
         self._done = False
         self._got = 0
+        self.stopped: str | None = None  # why it stopped before the end (the warning), if it did
 
     def _guard(self, op: Callable[[int], bytes], size: int) -> bytes:
         if self._done:
@@ -109,9 +110,10 @@ class Decompressed:
             detail = str(e) or type(e).__name__
             if self._got == 0 and not isinstance(e, EOFError):
                 raise InputError(f"{self._name}: not a readable {self._fmt} file ({detail})") from None
+            self.stopped = (f"{self._name}: stopped reading ({self._fmt} data ends early or is damaged after "
+                            f"{self._got} bytes: {detail}); using the lines before that")
             if not self._quiet:
-                warn(f"{self._name}: stopped reading ({self._fmt} data ends early or is damaged after "
-                     f"{self._got} bytes: {detail}); using the lines before that")
+                warn(self.stopped)
             return b""
         self._got += len(data)
         return data

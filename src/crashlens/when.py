@@ -139,7 +139,7 @@ def _last_lines(chunk: bytes, n: int) -> list[bytes]:
 
 def line_times(path: str, wanted: Iterable[int], restarts: list[int] | None = None) -> dict[int, str | None]:
     """times_in for a file (plain or .gz); a source that stops early gives None for the rest."""
-    _src, fh = open_source(path)
+    _src, fh = open_source(path, quiet=True)  # a second reading: the first gave the warnings
     try:
         return times_in(_until_cut(iter_line_chunks(fh)), wanted, restarts)
     finally:
