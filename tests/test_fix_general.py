@@ -97,3 +97,14 @@ def test_a_helper_returning_what_json_read_is_no_op_and_its_module_constant_argu
     assert doc["kind"] == "assume-constant", doc
     assert any("@torch.compiler.assume_constant_result" in ln for ln in added(doc))
     assert not any("custom_op" in ln for ln in added(doc))
+
+
+def test_a_branch_on_an_environment_variable_gets_no_torch_where(repro: Path) -> None:
+    """torch 2.1's dynamo cannot read os.environ: the `if` steers Python, not a tensor, so torch.where (which
+    would not help) is not written; the advice says what will (read it once, or upgrade)."""
+    log = SAMPLES / "corpus" / "raw" / "t2.1.2" / "os-environ-read.log.gz"
+    before = (repro / "scenarios" / "os_environ_read.py").read_bytes()
+    p = cl("fix", str(log), "--apply", cwd=repro)
+    assert p.returncode == 1 and "needs a person" in p.stderr and "reads no tensor" in p.stderr
+    assert "upgrade torch" in p.stderr
+    assert (repro / "scenarios" / "os_environ_read.py").read_bytes() == before

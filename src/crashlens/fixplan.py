@@ -1325,6 +1325,10 @@ def _plan_where(s: Situation, loc: Locator) -> Plan | None:
             return body[0].targets[0].id, body[0].value
         return None
 
+    names = _loads(node.test)
+    if names and names <= _stdlib_names(tree):
+        # `if os.environ[...] == "1":` steers Python, not a tensor: torch.where cannot take it
+        raise PlanError("the condition reads no tensor (only the standard library): torch.where cannot take it")
     then = single_assign(node.body)
     if then is None:
         raise PlanError("the branch does more than assign one name: rewrite it with torch.where or torch.cond by hand")
