@@ -471,11 +471,14 @@ def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.AST | N
             return "Tensor[]"
         return None
     arities = set()
+    stdlib = _stdlib_names(tree) if tree is not None else set()
     for node in ast.walk(fn):
         if isinstance(node, ast.Return) and _owner(fn, node):
             v = node.value
             if v is None or (isinstance(v, ast.Constant)):
                 return None
+            if _root_name(v) in stdlib:
+                return None  # json.load(f)[...], os.environ.get(...): what the standard library gives is no tensor
             if isinstance(v, (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Dict, ast.DictComp, ast.Set)):
                 return None
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in (
@@ -498,6 +501,25 @@ def _return_schema(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.AST | N
         return None
     n = arities.pop()
     return "Tensor" if n == 0 else "(" + ", ".join("Tensor" for _ in range(n)) + ")"
+
+
+def _stdlib_names(tree: ast.AST) -> set[str]:
+    """The names a module binds to standard-library modules by its imports (`import json`, `import os.path`)."""
+    names = getattr(sys, "stdlib_module_names", frozenset())
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for al in node.names:
+                if al.name.split(".")[0] in names:
+                    out.add((al.asname or al.name).split(".")[0])
+    return out
+
+
+def _root_name(v: ast.expr) -> str | None:
+    """`json` in `json.load(f)["scales"]`: the name a chain of calls, attributes and subscripts starts from."""
+    while isinstance(v, (ast.Call, ast.Attribute, ast.Subscript)):
+        v = v.func if isinstance(v, ast.Call) else v.value
+    return v.id if isinstance(v, ast.Name) else None
 
 
 def _owner(fn: ast.AST, node: ast.AST) -> bool:
@@ -638,6 +660,11 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     ret = _return_schema(fn, ctree)
     if ret is None:
         raise PlanError(f"`{fn.name}` does not return tensors (an opaque op must)")
+    unpacked = _unpacked_into(stmt, call)
+    if fn.returns is None and unpacked and ret == "Tensor":
+        # read off `return other(...)` of a function this module does not define: the call site, which
+        # unpacks the result into that many names, says how many tensors it is
+        ret = "(" + ", ".join("Tensor" for _ in range(unpacked)) + ")"
     a = fn.args
     if a.vararg or a.kwarg:
         raise PlanError(f"`{fn.name}` takes *args/**kwargs")
@@ -726,6 +753,15 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     edits = (FileEdit(site.path, site_text, new_site), FileEdit(shim_path, None, text))
     return Plan("custom-op", f"Make `{qualified}` an opaque custom op at {_rel(site.path)}:{site.line}",
                 tuple(notes), edits, f"custom-op:{site.path}:{op}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _unpacked_into(stmt: ast.stmt, call: ast.Call) -> int:
+    """How many names the statement unpacks the call's result into (`q, s = f(x)`: 2); 0 when it does not."""
+    if isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1:
+        t = stmt.targets[0]
+        if isinstance(t, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in t.elts):
+            return len(t.elts)
+    return 0
 
 
 def _schema_default(d: ast.expr | None) -> str:
@@ -832,7 +868,7 @@ def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple
     if fn is None:
         raise PlanError(f"{callee.path}: no function `{callee_f.function}`")
     if kind == "assume-constant":
-        if _return_schema(fn) is not None:
+        if _return_schema(fn, tree) is not None:
             return None  # returns tensors: a constant would freeze their values
         if not _returns_plain_values(fn):
             return None  # an object dynamo cannot keep as a constant (a namespace, an instance)
@@ -848,7 +884,8 @@ def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple
         if call is None:
             raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}`")
         kinds = _param_kinds(fn, call)
-        if not all(_constant_arg(x) or kinds.get(i) == "const" for i, x in _call_items(call)):
+        consts = _module_constants(stree)
+        if not all(_constant_arg(x, consts) or kinds.get(i) == "const" for i, x in _call_items(call)):
             raise PlanError(f"the call passes a value that may be a tensor: `{ast.unparse(call)}`")
     text = _read(callee.path)
     lines = _lines(text)
@@ -907,9 +944,29 @@ def _param_kinds(fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> 
     return out
 
 
-def _constant_arg(node: ast.expr) -> bool:
-    """Arguments whose value is known while tracing: literals, shapes, sizes, attributes of self."""
+def _module_constants(tree: ast.Module) -> set[str]:
+    """Names the module binds once, at module level, to a value made without torch (a path, a number, a
+    string), and no function rebinds: dynamo reads them as constants."""
+    counts: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            clean = "torch" not in _loads(node.value) and not any(
+                isinstance(n, (ast.Lambda, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp))
+                for n in ast.walk(node.value))
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    counts[t.id] = counts.get(t.id, 0) + (1 if clean else 2)
+    rebound = {x for f in ast.walk(tree) if isinstance(f, ast.Global) for x in f.names}
+    return {k for k, c in counts.items() if c == 1 and k not in rebound}
+
+
+def _constant_arg(node: ast.expr, module_constants: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
+    """Arguments whose value is known while tracing: literals, shapes, sizes, attributes of self, the
+    module's own constants."""
     if _literal(node):
+        return True
+    if isinstance(node, ast.Name) and node.id in module_constants:
         return True
     src = ast.unparse(node)
     if re.search(r"\.(shape|size\(|ndim|dim\(|dtype|device)", src) or src.startswith("len("):
@@ -963,9 +1020,11 @@ def _plan_guard(s: Situation, loc: Locator) -> Plan | None:
     fn = _func_at(tree, where.line)
     if fn is None:
         raise PlanError("the statement is at module level")
-    if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef,
+    if isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.FunctionDef, ast.ClassDef,
                          ast.Return, ast.Import, ast.ImportFrom)):
         return None
+    if isinstance(stmt, ast.With) and where.line != stmt.lineno:
+        return None  # a statement inside the block: the block's own statement is the culprit then
     group = _dead_under_compile(fn, stmt)
     if group is None:
         raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
@@ -1025,13 +1084,21 @@ def _stores(st: ast.stmt) -> set[str]:
 def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt) -> list[ast.stmt] | None:
     """The statement and every later one that only uses what it computes, when none of them feeds anything
     else (the return value, a condition, a tensor): skipping them all under compile changes no result."""
-    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+    if isinstance(stmt, ast.With):
+        # a block of bookkeeping under a context manager (a lock held while a counter is bumped): the
+        # whole block, when it holds only calls and stores, and what it stores feeds nothing else
+        names = _bookkeeping_stores(stmt)
+        if names is None:
+            return None
+    elif not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
         return None
-    if isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Call):
+    elif isinstance(stmt, ast.Expr) and not isinstance(stmt.value, ast.Call):
         return None
+    else:
+        names = _stores(stmt)
     group = [stmt]
-    names = _stores(stmt)
-    simple = _simple_stmts(fn)
+    inside = {id(n) for n in ast.walk(stmt)}
+    simple = [st for st in _simple_stmts(fn) if id(st) not in inside or st is stmt]
     compound_heads = [n for n in ast.walk(fn) if isinstance(n, (ast.If, ast.For, ast.While, ast.With))]
     todo = set(names)
     seen: set[str] = set()
@@ -1062,6 +1129,26 @@ def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.st
     # a store into an attribute or item (self.x = ..., os.environ[...] = ...) stays in the object: fine;
     # a local name that nothing reads after is fine too
     return group
+
+
+def _bookkeeping_stores(block: ast.With) -> set[str] | None:
+    """The local names a `with` block stores, when its body is only calls and stores (no return, branch,
+    loop or nested function); None otherwise."""
+    names = {n.id for item in block.items if item.optional_vars is not None
+             for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name)}
+    for st in block.body:
+        if isinstance(st, ast.With):
+            inner = _bookkeeping_stores(st)
+            if inner is None:
+                return None
+            names |= inner
+        elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            continue
+        elif isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            names |= _stores(st)
+        elif not isinstance(st, ast.Pass):
+            return None
+    return names
 
 
 def _plan_move_import(s: Situation, loc: Locator) -> Plan | None:
@@ -1182,11 +1269,12 @@ def _hoist_call_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pl
         raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}`")
     if not _is_plain_ref(call.func):
         raise PlanError(f"`{ast.unparse(call.func)}` is a method or computed callable")
-    if not all(_literal(x) for _, x in _call_items(call)):
+    consts = _module_constants(tree)
+    if not all(_literal(x) or (isinstance(x, ast.Name) and x.id in consts) for _, x in _call_items(call)):
         raise PlanError(f"`{ast.unparse(call)}` passes values known only at run time: it cannot move to module level")
     ctree = _parse(callee.path)
     cfn = _func_named(ctree, callee_f.function, callee.line)
-    if cfn is None or _return_schema(cfn) is not None:
+    if cfn is None or _return_schema(cfn, ctree) is not None:
         return None  # it returns tensors: a module-level value would freeze them
     fn = _func_at(tree, site.line)
     if fn is None or _top_level_of(tree, fn.lineno) is None:
@@ -1237,6 +1325,10 @@ def _plan_where(s: Situation, loc: Locator) -> Plan | None:
             return body[0].targets[0].id, body[0].value
         return None
 
+    names = _loads(node.test)
+    if names and names <= _stdlib_names(tree):
+        # `if os.environ[...] == "1":` steers Python, not a tensor: torch.where cannot take it
+        raise PlanError("the condition reads no tensor (only the standard library): torch.where cannot take it")
     then = single_assign(node.body)
     if then is None:
         raise PlanError("the branch does more than assign one name: rewrite it with torch.where or torch.cond by hand")
@@ -1258,7 +1350,8 @@ def _plan_where(s: Situation, loc: Locator) -> Plan | None:
     nl = _newline(text)
     l0, l1 = node.lineno - 1, (node.end_lineno or node.lineno) - 1
     indent = _indent_of(lines[l0])
-    new = fill(_need("where", s.torch), target=target, cond=ast.unparse(node.test), then=ast.unparse(then[1]),
+    new = fill(_need("where", s.torch), target=target, cond=ast.unparse(_tensor_condition(node.test)),
+               then=ast.unparse(then[1]),
                other=ast.unparse(other[1]) if other else target)
     new_text = "".join(lines[:l0] + [indent + new + nl] + lines[l1 + 1 :])
     if not _has_torch_import(tree):
@@ -1269,6 +1362,48 @@ def _plan_where(s: Situation, loc: Locator) -> Plan | None:
                  "where the condition is a single boolean",),
                 (FileEdit(where.path, text, new_text),), f"where:{where.path}:{node.lineno}", s.diagnosis.id,
                 s.diagnosis.signature)
+
+
+class _KeepTensor(ast.NodeTransformer):
+    """A condition's conversions of a tensor into a Python value undone, so that it stays a tensor that
+    torch.where can take: `t.item()` and `float(t)` become `t`, `bool(t)` becomes `t.bool()`, and `and`/`or`
+    /`not` over comparisons become `&`/`|`/`~`. (`int(t)` truncates: it stays, and the plan fails later.)"""
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        if node.args or node.keywords:
+            if isinstance(node.func, ast.Name) and len(node.args) == 1 and not node.keywords \
+                    and not _literal(node.args[0]):
+                if node.func.id == "float":
+                    return node.args[0]
+                if node.func.id == "bool":
+                    return ast.Call(ast.Attribute(node.args[0], "bool", ast.Load()), [], [])
+            return node
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "item":
+            return node.func.value
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        if not all(isinstance(v, (ast.Compare, ast.BinOp, ast.UnaryOp)) for v in node.values):
+            return node
+        op: ast.operator = ast.BitAnd() if isinstance(node.op, ast.And) else ast.BitOr()
+        out = node.values[0]
+        for v in node.values[1:]:
+            out = ast.BinOp(out, op, v)
+        return out
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Compare):
+            return ast.UnaryOp(ast.Invert(), node.operand)
+        return node
+
+
+def _tensor_condition(test: ast.expr) -> ast.expr:
+    import copy
+
+    return ast.fix_missing_locations(_KeepTensor().visit(copy.deepcopy(test)))
 
 
 _PLANNERS = {
