@@ -91,11 +91,11 @@ _BANNER = recache.compile(
     r"|You can suppress this exception and fall back to eager by setting:)"
 )
 BANNER = _BANNER  # also the trailer that ends a dynamo report (traceback.py)
-# symbolic_convert's log of an inlining attempt that raised (TORCH_LOGS=+dynamo, all versions).
 # torch._dynamo.explain()'s report, printed by the user: 2.0's `Dynamo produced 12 graphs with 11 graph
 # break and 24 ops` then `Break reasons:` and the numbered reasons; 2.1+'s ExplainOutput `Break Reason 1:`
 # (printed once per break, so a report without breaks starts nothing).
 EXPLAIN = recache.compile(r"^(?:Dynamo produced \d+ graphs ?with \d+ graph breaks?\b|Break Reason \d+:$)")
+# symbolic_convert's log of an inlining attempt that raised (TORCH_LOGS=+dynamo, all versions).
 _FAILED_INLINING = recache.compile(
     r"^FAILED INLINING <code object (?P<func>[^\s>]+) at 0x[0-9a-fA-F]+, file \"(?P<file>[^\"]+)\", line (?P<line>\d+)>"
 )
