@@ -35,21 +35,7 @@ RAW = HERE / "raw"
 HOOK = HERE / "hook"
 sys.path.insert(0, str(HERE))
 
-from plan import REPROS, Repro  # noqa: E402
-
-
-
-def load_plan(path: str | None) -> list[Repro]:
-    """The REPROS of another plan file (same Repro record; e.g. samples/corpus-heldout/plan.py), else this corpus's."""
-    if not path:
-        return REPROS
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("corpus_plan_" + Path(path).parent.name.replace("-", "_"), path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.REPROS
-
+from plan import Repro, load_plan  # noqa: E402
 
 VENV_ROOTS = [Path("/work/venvs"), Path.home() / ".cache" / "crashlens-corpus" / "venvs"]
 
