@@ -18,7 +18,7 @@ class AbsMaxScale(torch.autograd.Function):
 
 
 def fwd(x: torch.Tensor) -> torch.Tensor:
-    return AbsMaxScale.apply(x) + 1
+    return AbsMaxScale.apply(x) + 1  # expect: function-apply
 
 
 def main(fullgraph):
