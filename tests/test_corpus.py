@@ -134,3 +134,40 @@ def test_real_pastes_hold_the_baseline(set_name):
     baseline = json.loads((folder / "baseline.json").read_text())
     bad = scorer.regressions(counts, baseline)
     assert not bad, f"figures below samples/{set_name}/baseline.json:\n" + "\n".join(bad)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The held-out recorded corpus (samples/corpus-heldout): programs written apart from the main corpus's
+# reproducers (samples/repro/heldout_rec), recorded and built by the same scripts with their own plan.
+
+def _heldout() -> Path:
+    return Path(__file__).resolve().parents[1] / "samples" / "corpus-heldout"
+
+
+def test_heldout_recordings_hold_their_baseline():
+    scorer = _corpus_module("score")
+    counts = scorer.score(_heldout() / "cases")
+    print("\n" + scorer.table(counts))
+    bad = scorer.regressions(counts, json.loads((_heldout() / "baseline.json").read_text()))
+    assert not bad, "figures below samples/corpus-heldout/baseline.json:\n" + "\n".join(bad)
+
+
+def test_heldout_recordings_are_what_build_makes_of_them(tmp_path):
+    """samples/corpus-heldout/cases/ is exactly what build.py writes from its raw/ with its plan."""
+    import gzip
+
+    build = _corpus_module("build")
+    here = _heldout()
+    assert build.main(["--raw-dir", str(here / "raw"), "--plan", str(here / "plan.py"), "--out", str(tmp_path)]) == 0
+    made = sorted(p.name for p in (tmp_path / "cases").iterdir())
+    assert made == sorted(p.name for p in (here / "cases").iterdir())
+    labels = [json.loads((here / "cases" / n).read_text()) for n in made if n.endswith(".json")]
+    assert len({lab["torch_version"].rsplit(".", 1)[0] for lab in labels}) >= 4
+    assert {lab["culprit_in"] for lab in labels if lab["is_dynamo_failure"]} == {"user", "library"}
+    assert any(not lab["is_dynamo_failure"] for lab in labels)
+    for name in made:
+        a, b = tmp_path / "cases" / name, here / "cases" / name
+        if name.endswith(".gz"):
+            assert gzip.decompress(a.read_bytes()) == gzip.decompress(b.read_bytes()), name
+        else:
+            assert a.read_bytes() == b.read_bytes(), name

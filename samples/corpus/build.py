@@ -2,6 +2,8 @@
 """Build the labelled corpus (samples/corpus/cases/) from the recordings in samples/corpus/raw/.
 
     python samples/corpus/build.py
+    python samples/corpus/build.py --plan samples/corpus-heldout/plan.py --raw-dir samples/corpus-heldout/raw \
+        --out samples/corpus-heldout            # another corpus recorded with its own plan
 
 For every recording of every torch release: the plain log, one framed variant (framing.py, rotating
 through SGLang 1/2/8 ranks, vLLM old/new, Ray, docker compose, kubectl, MPI, pytest) and one degraded
@@ -36,7 +38,7 @@ sys.path.insert(0, str(HERE))
 
 import fragment  # noqa: E402
 import framing  # noqa: E402
-from plan import BY_NAME, Repro  # noqa: E402
+from plan import BY_NAME, Repro, load_plan  # noqa: E402
 
 DYNAMO_EXC = ("torch._dynamo.", "torch._inductor.", "torch._subclasses.", "torch.fx.experimental.symbolic_shapes.")
 FRAMED = [f for f in framing.FRAMINGS if f != "plain"]
@@ -147,7 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="write cases/ and no-evidence/ under this folder instead of samples/corpus")
     ap.add_argument("--plain", action="store_true", help="write case-NNNN.log uncompressed (for ../shared/eval/score.py)")
+    ap.add_argument("--raw-dir", default=str(RAW), help="the recordings (default samples/corpus/raw)")
+    ap.add_argument("--plan", help="the plan file the recordings were made from (default samples/corpus/plan.py)")
     args = ap.parse_args(argv)
+    by_name = {r.name: r for r in load_plan(args.plan)} if args.plan else BY_NAME
     out_root = Path(args.out) if args.out else HERE
     cases, no_evidence = out_root / "cases", out_root / "no-evidence"
     for d in (cases, no_evidence):
@@ -155,14 +160,14 @@ def main(argv: list[str] | None = None) -> int:
         d.mkdir(parents=True)
     n_case = n_none = 0
     summary: dict[str, int] = {}
-    for vi, vdir in enumerate(sorted(RAW.glob("t*"), key=lambda p: [int(x) for x in p.name[1:].split(".")])):
+    for vi, vdir in enumerate(sorted(Path(args.raw_dir).glob("t*"), key=lambda p: [int(x) for x in p.name[1:].split(".")])):
         if not (vdir / "index.json").exists():
             print(f"skipping {vdir.name}: no index.json (recording not finished)")
             continue
         index = json.loads((vdir / "index.json").read_text())
         torch_v = index["torch"]
         for i, (name, info) in enumerate(sorted(index["recordings"].items())):
-            repro = BY_NAME.get(name)
+            repro = by_name.get(name)
             if repro is None or not (vdir / f"{name}.log.gz").exists():
                 continue
             raw = gzip.decompress((vdir / f"{name}.log.gz").read_bytes()).decode("utf-8", "replace")

@@ -173,3 +173,17 @@ def _with_base(r: Repro) -> Repro:
 REPROS = [_with_base(r) for r in REPROS]
 BY_NAME = {r.name: r for r in REPROS}
 assert len(BY_NAME) == len(REPROS), "duplicate repro names"
+
+
+def load_plan(path: str | None) -> list[Repro]:
+    """The REPROS of another plan file (same Repro record; e.g. samples/corpus-heldout/plan.py), else this corpus's."""
+    if not path:
+        return REPROS
+    # loaded under a name of its own: it imports this module as `plan` for the Repro record
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("corpus_plan_" + Path(path).parent.name.replace("-", "_"), path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.REPROS

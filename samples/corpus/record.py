@@ -4,6 +4,7 @@
     python samples/corpus/record.py --torch 2.13.0                 # uses /work/venvs/t2.13.0 if present
     python samples/corpus/record.py --torch 2.1.2 --venv DIR       # or creates DIR: pip install torch==2.1.2
     python samples/corpus/record.py --torch 2.4.1 --only logging-call,fp4-round-3 -j 2
+    python samples/corpus/record.py --torch 2.7.1 --plan samples/corpus-heldout/plan.py --raw-dir samples/corpus-heldout/raw
 
 Each program runs in its own subprocess, cwd = samples/repro, stdout+stderr merged in one unbuffered
 pipe and kept byte for byte in samples/corpus/raw/t<version>/<name>.log.gz, after one header line
@@ -34,7 +35,7 @@ RAW = HERE / "raw"
 HOOK = HERE / "hook"
 sys.path.insert(0, str(HERE))
 
-from plan import REPROS, Repro  # noqa: E402
+from plan import Repro, load_plan  # noqa: E402
 
 VENV_ROOTS = [Path("/work/venvs"), Path.home() / ".cache" / "crashlens-corpus" / "venvs"]
 
@@ -108,15 +109,17 @@ def main() -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2, help="torch processes at once (default 2)")
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--raw-dir", default=str(RAW), help="where t<version>/ goes (default samples/corpus/raw)")
+    ap.add_argument("--plan", help="a plan file with its own REPROS (default samples/corpus/plan.py)")
     args = ap.parse_args()
+    repros = load_plan(args.plan)
 
     python = find_or_create_venv(args.torch, args.venv)
     torch_v, py_v = versions(python)
     major_minor = tuple(int(p) for p in args.torch.split(".")[:2])
-    plan = [r for r in REPROS if major_minor >= r.min_torch]
+    plan = [r for r in repros if major_minor >= r.min_torch]
     if args.only:
         wanted = {w.strip() for w in args.only.split(",") if w.strip()}
-        unknown = wanted - {r.name for r in REPROS}
+        unknown = wanted - {r.name for r in repros}
         if unknown:
             ap.error(f"unknown recording(s): {', '.join(sorted(unknown))}")
         plan = [r for r in plan if r.name in wanted]

@@ -4,6 +4,8 @@
     python samples/corpus/score.py                    # the table
     python samples/corpus/score.py -v                 # and one line per case that is not right
     python samples/corpus/score.py --write-baseline   # commit the figures as samples/corpus/baseline.json
+    python samples/corpus/score.py samples/corpus-heldout/cases --baseline samples/corpus-heldout/baseline.json \
+        --no-evidence samples/corpus-heldout/no-evidence            # another corpus built by build.py --out
 
 Same rules as ../shared/eval/score.py (the dev corpus's scorer): a case is detected when crashlens reports
 a `dynamo`-family diagnosis; the culprit must be the top diagnosis's culprit (file suffix + line); the first
@@ -164,16 +166,19 @@ def main() -> int:
     ap.add_argument("folder", nargs="?", default=str(CASES))
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--write-baseline", action="store_true")
+    ap.add_argument("--baseline", default=str(BASELINE), help="the baseline to hold or write (default samples/corpus/baseline.json)")
+    ap.add_argument("--no-evidence", default=str(NO_EVIDENCE), help="the no-evidence fragments (default samples/corpus/no-evidence)")
     args = ap.parse_args()
+    baseline_path = Path(args.baseline)
     counts = score(Path(args.folder), verbose=args.verbose)
     print(table(counts))
-    n, fatal = no_evidence_reports()
+    n, fatal = no_evidence_reports(Path(args.no_evidence))
     print(f"\nno-evidence fragments (not scored): {n}; crashlens reported a fatal dynamo crash on {fatal}")
     if args.write_baseline:
-        BASELINE.write_text(json.dumps(counts, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {BASELINE}")
-    elif BASELINE.exists():
-        bad = regressions(counts, json.loads(BASELINE.read_text()))
+        baseline_path.write_text(json.dumps(counts, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {baseline_path}")
+    elif baseline_path.exists():
+        bad = regressions(counts, json.loads(baseline_path.read_text()))
         print("\nbelow the baseline:\n  " + "\n  ".join(bad) if bad else "\nno figure below the baseline")
         return 1 if bad else 0
     return 0
