@@ -615,6 +615,18 @@ def _copy_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+QUOTE_OPENERS = ("'", '"', ":")  # where a re-raise's text ends when the message it quotes is empty
+
+
+def _quotes_with_sections(d: Diagnosis, said: str, e: Diagnosis, msg: str) -> bool:
+    """A quote too short to find by its text (str(e) of `InternalTorchDynamoError(str(StopIteration()))` is
+    empty: "Worker failed with error '" ends where the quote opened; a KeyError's is `96`), shown by what
+    came with it: the dynamo sections of str(e) (`from user code:`) that end at e's culprit."""
+    if d.culprit is None or e.culprit is None or (d.culprit.file, d.culprit.line) != (e.culprit.file, e.culprit.line):
+        return False
+    return said == msg or (not msg and said.endswith(QUOTE_OPENERS))
+
+
 def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The dynamo crash whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
     failed with error: ...", "Worker failed with error '...'") is that crash again, not another one.
@@ -628,7 +640,9 @@ def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     for e in hosts:
         # its first line: a server quotes str(e)'s head, or all of it on one line
         msg = e.exception[1].strip().split("\n", 1)[0].strip() if e.exception else ""
-        if e is d or not e.fatal or (msg == said and d.exception[0]) or not _quotes(said, msg):
+        if e is d or not e.fatal or (msg == said and d.exception[0]):
+            continue
+        if not _quotes(said, msg) and not _quotes_with_sections(d, said, e, msg):
             continue
         gaps = [line - o.line for o in e.occurrences if o.source == src]
         key = min(((g < 0, abs(g)) for g in gaps), default=(True, 1 << 30))

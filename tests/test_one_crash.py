@@ -1,0 +1,79 @@
+"""One crash, one report: a run that died of one crash gets one fatal diagnosis, carrying every occurrence
+(each rank's copy, each server re-raise, each cut copy), and two different crashes stay two.
+
+The fixtures are recorded-corpus cases (samples/corpus/cases, real torch runs in hand-written framing, see
+samples/corpus/README.md), read by path; each one's label says its run died of one uncaught exception chain.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES
+
+from crashlens.cli.scan import run_scan
+from crashlens.render.json import document
+
+CASES = SAMPLES / "corpus" / "cases"
+
+
+def _fatal(log: Path) -> list[dict]:
+    doc = document(run_scan((str(log),), (), audit=False, jobs=1))
+    return [d for d in doc["diagnoses"] if d["fatal"]]
+
+
+def _label(case: str) -> dict:
+    return json.loads((CASES / f"{case}.json").read_text())
+
+
+def _assert_one_report(case: str, *, ranks: set[str] = frozenset()) -> dict:
+    label = _label(case)
+    assert label["outcome"]["exit_code"] and label["outcome"]["exception_chain"], "not a one-crash run"
+    fatal = _fatal(CASES / f"{case}.log.gz")
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    d = fatal[0]
+    want = label.get("culprit")
+    if want:
+        assert d["culprit"]["file"].endswith(want["file_suffix"]) and d["culprit"]["line"] == want["line"]
+    assert ranks <= set(d["ranks"]), d["ranks"]
+    return d
+
+
+# vLLM's EngineCore re-raises a worker's error as `RuntimeError: Worker failed with error '<str(e)>'`; SGLang
+# as `Capture cuda graph failed: <str(e)>`. With torch 2.1's InternalTorchDynamoError(str(StopIteration()))
+# str(e) begins with an empty line: the quote is empty, and only the dynamo sections it carried (`from user
+# code:` down to the culprit) say which crash it is.
+@pytest.mark.parametrize("case, reraiser", [
+    ("case-0191", "EngineCore_0"),       # vLLM <= 0.9 framing
+    ("case-0194", "EngineCore_DP0"),     # vLLM 0.11+ framing
+    ("case-0458", "EngineCore_DP0"),     # torch 2.4.1
+    ("case-0459", "EngineCore_DP0"),     # ... with the message quoted again, `\n` escaped
+    ("case-0462", "EngineCore_DP0"),     # head cut
+])
+def test_an_empty_message_reraise_is_an_occurrence_of_the_crash_it_reraises(case, reraiser):
+    d = _assert_one_report(case, ranks={reraiser})
+    assert d["exception"]["type"].startswith("torch._dynamo."), "the dynamo exception is the copy shown"
+
+
+def test_a_servers_quote_of_a_short_message_with_its_sections_is_that_crash():
+    # SGLang prints `Piecewise CUDA Graph failed with error: 96` (str(KeyError(96)) under torch 2.1) and
+    # str(e)'s `from user code:` block, then the scheduler's traceback of the same exception.
+    d = _assert_one_report("case-0200")
+    assert len(d["occurrences"]) == 2
+
+
+def test_two_different_crashes_each_with_its_reraise_stay_two_reports(tmp_path):
+    """Two runs' logs one after the other (two launches into one file): each crash keeps its own re-raise
+    and culprit, and neither is folded into the other."""
+    both = tmp_path / "two-launches.log"
+    both.write_bytes(gzip.decompress((CASES / "case-0191.log.gz").read_bytes())
+                     + gzip.decompress((CASES / "case-0131.log.gz").read_bytes()))
+    fatal = _fatal(both)
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    got = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]) for d in fatal}
+    assert got == {("next_no_default.py", 13), ("backend.py", 14)}
+    for d in fatal:
+        assert any(r.startswith("EngineCore") for r in d["ranks"]), (d["signature"], d["ranks"])
