@@ -77,3 +77,25 @@ def test_two_different_crashes_each_with_its_reraise_stay_two_reports(tmp_path):
     assert got == {("next_no_default.py", 13), ("backend.py", 14)}
     for d in fatal:
         assert any(r.startswith("EngineCore") for r in d["ranks"]), (d["signature"], d["ranks"])
+
+
+# SGLang logs `Piecewise CUDA Graph failed with error: <str(e)>` and its advice, then the scheduler's traceback
+# of the same exception: here an ImportError, not a dynamo failure. One crash: the ImportError, on each rank.
+@pytest.mark.parametrize("case, copies", [
+    ("case-0065", 4), ("case-0864", 4),  # torch 2.1, 2.13: each rank's quote and traceback
+    ("case-0066", 2),                    # lost newlines: all on line 1, one occurrence per rank
+])
+def test_a_servers_quote_beside_an_import_error_is_that_import_error(case, copies):
+    d = _assert_one_report(case, ranks={"TP0", "TP1"})
+    assert d["exception"]["type"] == "ImportError"
+    assert len(d["occurrences"]) == copies
+
+
+def test_an_import_error_and_another_servers_crash_stay_two_reports(tmp_path):
+    both = tmp_path / "two-launches.log"
+    both.write_bytes(gzip.decompress((CASES / "case-0065.log.gz").read_bytes())
+                     + gzip.decompress((CASES / "case-0500.log.gz").read_bytes()))  # an IndexError in capture
+    fatal = _fatal(both)
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    assert [d["exception"]["message"][:20] for d in fatal] == ["cannot import name '", "index out of range i"]
+

@@ -628,7 +628,7 @@ def _quotes_with_sections(d: Diagnosis, said: str, e: Diagnosis, msg: str) -> bo
 
 
 def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
-    """The dynamo crash whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
+    """The crash (of `hosts`) whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
     failed with error: ...", "Worker failed with error '...'") is that crash again, not another one.
     Its frames are the server's own, so they say nothing; of several such crashes, the nearest one
     printed before it."""
@@ -691,16 +691,21 @@ def _announced_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
 
 
 def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
-    """One crash, one report: a re-raise that quotes a dynamo crash, and an exception-less piece of a
-    crash (its banner, frames or log line, cut from the rest), are occurrences of that crash."""
+    """One crash, one report: a re-raise that quotes a crash (a dynamo one first), and an exception-less
+    piece of a crash (its banner, frames or log line, cut from the rest), are occurrences of that crash."""
     typed = [d for d in diags if _typed_dynamo(d)]
+    # any other crash a server quotes (SGLang's `Piecewise CUDA Graph failed with error: <str(e)>` beside the
+    # ImportError's own traceback): a typed exception with its frames
+    raised = [d for d in diags if d.fatal and d.chain and d.exception is not None and d.exception[0]
+              and not _typed_dynamo(d)]
     shown = [d for d in diags if d.family == "dynamo" and d.evidence is None and d.exception is not None]
-    if not shown:
+    if not shown and not raised:
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
     for d in diags:
-        h = _quoted_host(d, typed) or _copy_host(d, diags) or _evidence_host(d, shown) or _announced_host(d, typed)
+        h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _evidence_host(d, shown) \
+            or _announced_host(d, typed)
         if h is not None:
             into[id(d)] = id(h)
 
