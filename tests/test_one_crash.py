@@ -99,3 +99,28 @@ def test_an_import_error_and_another_servers_crash_stay_two_reports(tmp_path):
     assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
     assert [d["exception"]["message"][:20] for d in fatal] == ["cannot import name '", "index out of range i"]
 
+
+# torch 2.13 prints `ObservedUserStopIteration` (or `ObservedKeyError`) and "The above exception was the
+# direct cause of the following exception:", then the `Unsupported: Observed exception` it led to. Under a
+# server's framing the logger prefixes only the second part, so the chain arrives in two pieces.
+@pytest.mark.parametrize("case", [
+    "case-0989",  # vLLM <= 0.9, two workers
+    "case-0990",  # kubectl around vLLM 0.11+, tail cut
+    "case-0998",  # docker compose around SGLang, then SGLang's quote and the scheduler's traceback
+])
+def test_a_chained_cause_printed_apart_is_part_of_the_exception_it_caused(case):
+    d = _assert_one_report(case)
+    assert d["exception"]["type"] == "torch._dynamo.exc.Unsupported"
+    assert d["signature"] in ("next-without-default", "missing-dict-key")
+
+
+@pytest.mark.parametrize("order", [("case-0989", "case-0811"), ("case-0811", "case-0989")])
+def test_a_cause_joins_the_exception_after_it_never_another_crash(tmp_path, order):
+    log = tmp_path / "two-launches.log"
+    log.write_bytes(b"".join(gzip.decompress((CASES / f"{c}.log.gz").read_bytes()) for c in order))
+    fatal = _fatal(log)
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    assert {d["signature"] for d in fatal} == {"next-without-default", "builtin-open"}
+    stop = next(d for d in fatal if d["signature"] == "next-without-default")
+    first = 1 if order[0] == "case-0989" else sum(1 for _ in gzip.open(CASES / "case-0811.log.gz")) + 1
+    assert min(o["line"] for o in stop["occurrences"]) == first + 4  # its cause line is one of its own
