@@ -85,6 +85,27 @@ def test_recorded_corpus_holds_the_baseline():
     assert not bad, "figures below samples/corpus/baseline.json:\n" + "\n".join(bad)
 
 
+def test_one_crash_one_report_is_a_baseline_figure_that_may_only_go_down():
+    """Of the runs that died of one crash, how many got more than one fatal report is in every baseline, and
+    a rise in it is a regression like a drop in detection (test_*_holds_the_baseline enforce it)."""
+    scorer = _corpus_module("score")
+    root = Path(__file__).resolve().parents[1] / "samples"
+    for base in (scorer.BASELINE, root / "pastes" / "baseline.json", root / "pastes-heldout" / "baseline.json"):
+        figures = json.loads(base.read_text())["all"]
+        assert figures["one_crash"] > 0 and 0 <= figures["multi_fatal"] <= figures["one_crash"], base
+    base = {"all": {"pos": 1, "detect": 1, "culprit_cases": 0, "culprit": 0, "fix_cases": 0, "fix1": 0, "neg": 0,
+                    "false_alarm": 0, "one_crash": 10, "multi_fatal": 2}}
+    assert not scorer.regressions({"all": dict(base["all"], multi_fatal=1)}, base)
+    assert scorer.regressions({"all": dict(base["all"], multi_fatal=3)}, base)
+    # the count of crashes comes from the label (the run's own outcome), never from crashlens's output
+    assert scorer.holds_one_crash({"outcome": {"exit_code": 1, "exception_chain": ["builtins.ImportError"]}})
+    assert not scorer.holds_one_crash({"is_dynamo_failure": False, "outcome": {"exit_code": 0,
+                                                                               "exception_chain": []}})
+    one = {"is_dynamo_failure": True, "outcome": {"exit_code": 1, "exception_chain": ["torch._dynamo.exc.Unsupported"]}}
+    assert scorer.judge(one, [], fatal_reports=2)["multi_fatal"] == 1
+    assert scorer.judge(one, [], fatal_reports=1)["multi_fatal"] == 0
+
+
 def test_recorded_corpus_covers_releases_framings_and_fragments():
     labels = [json.loads(p.read_text()) for p in sorted((_corpus_module("score").CASES).glob("case-*.json"))]
     assert len(labels) >= 300

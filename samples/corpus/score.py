@@ -10,8 +10,13 @@
 Same rules as ../shared/eval/score.py (the dev corpus's scorer): a case is detected when crashlens reports
 a `dynamo`-family diagnosis; the culprit must be the top diagnosis's culprit (file suffix + line); the first
 fix of the top diagnosis must name one of `accepted_fix_keywords`; on a case that is not a dynamo failure,
-any dynamo diagnosis is a false alarm, or only a fatal one where `dynamo_warnings_ok`.  Cases are
-cases/case-NNNN.log.gz + .json; no-evidence/ fragments are scored neither way, only counted.
+any dynamo diagnosis is a false alarm, or only a fatal one where `dynamo_warnings_ok`.  One more figure,
+lower is better: of the cases that hold one crash, how many get more than one fatal report (of any family:
+a re-raise, a rank's copy or a cut copy of the crash is the same crash, never a second report).  A recorded
+case holds one crash when its run died of one uncaught exception chain (`outcome`, written by the run
+itself); a paste's label names at most one failure when it is a fatal dynamo failure without a `culprits`
+list (pastes record no outcome, so that is all their labels allow).  Cases are cases/case-NNNN.log.gz +
+.json; no-evidence/ fragments are scored neither way, only counted.
 Importable: `score(folder)` returns the counts, `regressions(counts, baseline)` the figures that dropped.
 """
 
@@ -28,17 +33,34 @@ CASES = HERE / "cases"
 NO_EVIDENCE = HERE / "no-evidence"
 BASELINE = HERE / "baseline.json"
 
-# (numerator, denominator) per figure; false alarms are "lower is better"
+# (numerator, denominator) per figure; false alarms and multi_fatal are "lower is better"
 FIGURES = {"detect": ("detect", "pos"), "culprit": ("culprit", "culprit_cases"), "fix@1": ("fix1", "fix_cases"),
-           "false_alarm": ("false_alarm", "neg")}
+           "false_alarm": ("false_alarm", "neg"), "multi_fatal": ("multi_fatal", "one_crash")}
+LOWER_IS_BETTER = ("false_alarm", "multi_fatal")
 
 
-def _diagnose(log: Path) -> list[dict]:
+def _all_diagnoses(log: Path) -> list[dict]:
     from crashlens.cli.scan import run_scan
     from crashlens.render.json import document
 
-    doc = document(run_scan((str(log),), (), audit=False, jobs=1))
-    return [d for d in doc["diagnoses"] if d.get("family") == "dynamo"]
+    return document(run_scan((str(log),), (), audit=False, jobs=1))["diagnoses"]
+
+
+def _dynamo(diags: list[dict]) -> list[dict]:
+    return [d for d in diags if d.get("family") == "dynamo"]
+
+
+def _diagnose(log: Path) -> list[dict]:
+    return _dynamo(_all_diagnoses(log))
+
+
+def holds_one_crash(label: dict) -> bool:
+    """Whether the case holds exactly one crash, by its label (never by crashlens's output)."""
+    outcome = label.get("outcome")
+    if outcome is not None:  # a recording: the run itself wrote the exception chain it died of
+        return bool(outcome.get("exit_code")) and bool(outcome.get("exception_chain"))
+    return bool(label.get("is_dynamo_failure")) and not label.get("dynamo_warnings_ok") \
+        and not label.get("culprits")
 
 
 def _frame_ok(found: dict | None, want: dict) -> bool:
@@ -51,10 +73,21 @@ def _accepted(fixes: list[dict], keywords: list[str]) -> bool:
     return any(k.lower() in text for k in keywords)
 
 
-def judge(label: dict, diags: list[dict]) -> dict[str, int]:
-    """The counts one case adds, and a note on what went wrong (for -v)."""
-    c = dict.fromkeys(("pos", "detect", "culprit_cases", "culprit", "fix_cases", "fix1", "neg", "false_alarm"), 0)
+def judge(label: dict, diags: list[dict], fatal_reports: int | None = None) -> dict[str, int]:
+    """The counts one case adds, and a note on what went wrong (for -v).
+
+    `diags` are the dynamo diagnoses; `fatal_reports` the number of fatal diagnoses of any family (counted
+    from `diags` when not given)."""
+    c = dict.fromkeys(("pos", "detect", "culprit_cases", "culprit", "fix_cases", "fix1", "neg", "false_alarm",
+                       "one_crash", "multi_fatal"), 0)
     notes = []
+    if fatal_reports is None:
+        fatal_reports = sum(bool(d.get("fatal", True)) for d in diags)
+    if holds_one_crash(label):
+        c["one_crash"] = 1
+        c["multi_fatal"] = int(fatal_reports > 1)
+        if fatal_reports > 1:
+            notes.append(f"ONE CRASH, {fatal_reports} fatal reports")
     if label.get("is_dynamo_failure"):
         c["pos"] = 1
         c["detect"] = int(bool(diags))
@@ -96,7 +129,8 @@ def score(folder: Path = CASES, verbose: bool = False, out=sys.stdout) -> dict[s
         log = label_path.with_suffix(".log.gz")
         if not log.exists():
             log = label_path.with_suffix(".log")
-        c = judge(label, _diagnose(log))
+        diags = _all_diagnoses(log)
+        c = judge(label, _dynamo(diags), sum(bool(d.get("fatal", True)) for d in diags))
         notes = c.pop("_notes")
         if verbose and notes:
             print(f"{log.name} [{label.get('torch_version')} {label.get('repro')} {label.get('framing')}/"
@@ -126,9 +160,9 @@ def rate(c: dict[str, int], fig: str) -> float | None:
 def table(counts: dict[str, dict[str, int]]) -> str:
     def cell(c, fig):
         num, den = FIGURES[fig]
-        return f"{c[num]}/{c[den]} ({100 * c[num] / c[den]:.0f}%)" if c[den] else "-"
-    rows = ["| set | cases | detected | culprit right | first fix accepted | false alarms |",
-            "|---|---|---|---|---|---|"]
+        return f"{c[num]}/{c[den]} ({100 * c[num] / c[den]:.0f}%)" if c.get(den) else "-"
+    rows = ["| set | cases | detected | culprit right | first fix accepted | false alarms "
+            "| one crash, >1 fatal report |", "|---|---|---|---|---|---|---|"]
     def key(g: str):
         kind, _, rest = g.partition(" ")
         ver = [int(p) for p in rest.split(".")] if kind == "torch" and rest.replace(".", "").isdigit() else []
@@ -137,7 +171,7 @@ def table(counts: dict[str, dict[str, int]]) -> str:
     for g in order:
         c = counts[g]
         rows.append(f"| {g} | {c['pos'] + c['neg']} | {cell(c, 'detect')} | {cell(c, 'culprit')} | "
-                    f"{cell(c, 'fix@1')} | {cell(c, 'false_alarm')} |")
+                    f"{cell(c, 'fix@1')} | {cell(c, 'false_alarm')} | {cell(c, 'multi_fatal')} |")
     return "\n".join(rows)
 
 
@@ -155,7 +189,7 @@ def regressions(counts: dict[str, dict[str, int]], baseline: dict[str, dict[str,
                 continue
             if n is None:
                 bad.append(f"{g} {fig}: no cases now (baseline {b:.3f})")
-            elif (fig == "false_alarm" and n > b + 1e-9) or (fig != "false_alarm" and n < b - 1e-9):
+            elif (fig in LOWER_IS_BETTER and n > b + 1e-9) or (fig not in LOWER_IS_BETTER and n < b - 1e-9):
                 num, den = FIGURES[fig]
                 bad.append(f"{g} {fig}: {now[num]}/{now[den]} = {n:.3f}, baseline {base[num]}/{base[den]} = {b:.3f}")
     return bad

@@ -408,6 +408,7 @@ def build(
         fields=tuple(sorted(m.fields.items())),
         complete=record.complete and bool(exception and exception[0]),
         evidence=record.evidence,
+        announces=bool(record.chain) and record.chain[-1].cause_link is not None,
     )
 
 
@@ -615,8 +616,20 @@ def _copy_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+QUOTE_OPENERS = ("'", '"', ":")  # where a re-raise's text ends when the message it quotes is empty
+
+
+def _quotes_with_sections(d: Diagnosis, said: str, e: Diagnosis, msg: str) -> bool:
+    """A quote too short to find by its text (str(e) of `InternalTorchDynamoError(str(StopIteration()))` is
+    empty: "Worker failed with error '" ends where the quote opened; a KeyError's is `96`), shown by what
+    came with it: the dynamo sections of str(e) (`from user code:`) that end at e's culprit."""
+    if d.culprit is None or e.culprit is None or (d.culprit.file, d.culprit.line) != (e.culprit.file, e.culprit.line):
+        return False
+    return said == msg or (not msg and said.endswith(QUOTE_OPENERS))
+
+
 def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
-    """The dynamo crash whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
+    """The crash (of `hosts`) whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
     failed with error: ...", "Worker failed with error '...'") is that crash again, not another one.
     Its frames are the server's own, so they say nothing; of several such crashes, the nearest one
     printed before it."""
@@ -628,7 +641,9 @@ def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     for e in hosts:
         # its first line: a server quotes str(e)'s head, or all of it on one line
         msg = e.exception[1].strip().split("\n", 1)[0].strip() if e.exception else ""
-        if e is d or not e.fatal or (msg == said and d.exception[0]) or not _quotes(said, msg):
+        if e is d or not e.fatal or (msg == said and d.exception[0]):
+            continue
+        if not _quotes(said, msg) and not _quotes_with_sections(d, said, e, msg):
             continue
         gaps = [line - o.line for o in e.occurrences if o.source == src]
         key = min(((g < 0, abs(g)) for g in gaps), default=(True, 1 << 30))
@@ -676,17 +691,44 @@ def _announced_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return None
 
 
+def _caused_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The crash an exception led to: one whose record ended announcing "the following exception" (dynamo's
+    ObservedUserStopIteration, printed without frames, before its `Unsupported: Observed exception`), when a
+    logger's prefix on the rest cut the chain in two. The next fatal report printed after it in that source,
+    of its rank first."""
+    if not d.announces or d.chain or not d.fatal or not d.occurrences:
+        return None  # with frames of its own it is a crash's copy cut at its chain line, not a bare cause
+    best: tuple[tuple[bool, int], Diagnosis] | None = None
+    for o in d.occurrences:
+        for e in hosts:
+            if e is d or not e.fatal or e.exception is None or not e.exception[0] or (
+                    d.exception is not None and e.exception[0] == d.exception[0]):
+                continue  # the caused exception is another one; the same one again is a copy of `d`
+            for h in e.occurrences:
+                if h.source == o.source and h.line > o.line:
+                    key = (h.rank != o.rank, h.line - o.line)
+                    if best is None or key < best[0]:
+                        best = (key, e)
+    return best[1] if best else None
+
+
 def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
-    """One crash, one report: a re-raise that quotes a dynamo crash, and an exception-less piece of a
-    crash (its banner, frames or log line, cut from the rest), are occurrences of that crash."""
+    """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
+    of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
+    exception it led to, are occurrences of that crash."""
     typed = [d for d in diags if _typed_dynamo(d)]
+    # any other crash a server quotes (SGLang's `Piecewise CUDA Graph failed with error: <str(e)>` beside the
+    # ImportError's own traceback): a typed exception with its frames
+    raised = [d for d in diags if d.fatal and d.chain and d.exception is not None and d.exception[0]
+              and not _typed_dynamo(d)]
     shown = [d for d in diags if d.family == "dynamo" and d.evidence is None and d.exception is not None]
-    if not shown:
+    if not shown and not raised and not any(d.announces for d in diags):
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
     for d in diags:
-        h = _quoted_host(d, typed) or _copy_host(d, diags) or _evidence_host(d, shown) or _announced_host(d, typed)
+        h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _evidence_host(d, shown) \
+            or _announced_host(d, typed) or _caused_host(d, diags)
         if h is not None:
             into[id(d)] = id(h)
 

@@ -177,6 +177,9 @@ class Diagnosis:
     fields: tuple[tuple[str, str], ...] = field(default=())
     complete: bool = True  # False when the record was cut off (end of log, or a lost piece)
     evidence: str | None = None  # CrashRecord.evidence: the failure's exception line was out of view
+    # the record ended on "The above exception was the direct cause of the following exception:" (or
+    # "During handling ..."), the exception it announced printed apart from it (another logger's prefix)
+    announces: bool = False
 
     @property
     def ranks(self) -> list[str]:

@@ -1,0 +1,126 @@
+"""One crash, one report: a run that died of one crash gets one fatal diagnosis, carrying every occurrence
+(each rank's copy, each server re-raise, each cut copy), and two different crashes stay two.
+
+The fixtures are recorded-corpus cases (samples/corpus/cases, real torch runs in hand-written framing, see
+samples/corpus/README.md), read by path; each one's label says its run died of one uncaught exception chain.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES
+
+from crashlens.cli.scan import run_scan
+from crashlens.render.json import document
+
+CASES = SAMPLES / "corpus" / "cases"
+
+
+def _fatal(log: Path) -> list[dict]:
+    doc = document(run_scan((str(log),), (), audit=False, jobs=1))
+    return [d for d in doc["diagnoses"] if d["fatal"]]
+
+
+def _label(case: str) -> dict:
+    return json.loads((CASES / f"{case}.json").read_text())
+
+
+def _assert_one_report(case: str, *, ranks: set[str] = frozenset()) -> dict:
+    label = _label(case)
+    assert label["outcome"]["exit_code"] and label["outcome"]["exception_chain"], "not a one-crash run"
+    fatal = _fatal(CASES / f"{case}.log.gz")
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    d = fatal[0]
+    want = label.get("culprit")
+    if want:
+        assert d["culprit"]["file"].endswith(want["file_suffix"]) and d["culprit"]["line"] == want["line"]
+    assert ranks <= set(d["ranks"]), d["ranks"]
+    return d
+
+
+# vLLM's EngineCore re-raises a worker's error as `RuntimeError: Worker failed with error '<str(e)>'`; SGLang
+# as `Capture cuda graph failed: <str(e)>`. With torch 2.1's InternalTorchDynamoError(str(StopIteration()))
+# str(e) begins with an empty line: the quote is empty, and only the dynamo sections it carried (`from user
+# code:` down to the culprit) say which crash it is.
+@pytest.mark.parametrize("case, reraiser", [
+    ("case-0191", "EngineCore_0"),       # vLLM <= 0.9 framing
+    ("case-0194", "EngineCore_DP0"),     # vLLM 0.11+ framing
+    ("case-0458", "EngineCore_DP0"),     # torch 2.4.1
+    ("case-0459", "EngineCore_DP0"),     # ... with the message quoted again, `\n` escaped
+    ("case-0462", "EngineCore_DP0"),     # head cut
+])
+def test_an_empty_message_reraise_is_an_occurrence_of_the_crash_it_reraises(case, reraiser):
+    d = _assert_one_report(case, ranks={reraiser})
+    assert d["exception"]["type"].startswith("torch._dynamo."), "the dynamo exception is the copy shown"
+
+
+def test_a_servers_quote_of_a_short_message_with_its_sections_is_that_crash():
+    # SGLang prints `Piecewise CUDA Graph failed with error: 96` (str(KeyError(96)) under torch 2.1) and
+    # str(e)'s `from user code:` block, then the scheduler's traceback of the same exception.
+    d = _assert_one_report("case-0200")
+    assert len(d["occurrences"]) == 2
+
+
+def test_two_different_crashes_each_with_its_reraise_stay_two_reports(tmp_path):
+    """Two runs' logs one after the other (two launches into one file): each crash keeps its own re-raise
+    and culprit, and neither is folded into the other."""
+    both = tmp_path / "two-launches.log"
+    both.write_bytes(gzip.decompress((CASES / "case-0191.log.gz").read_bytes())
+                     + gzip.decompress((CASES / "case-0131.log.gz").read_bytes()))
+    fatal = _fatal(both)
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    got = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]) for d in fatal}
+    assert got == {("next_no_default.py", 13), ("backend.py", 14)}
+    for d in fatal:
+        assert any(r.startswith("EngineCore") for r in d["ranks"]), (d["signature"], d["ranks"])
+
+
+# SGLang logs `Piecewise CUDA Graph failed with error: <str(e)>` and its advice, then the scheduler's traceback
+# of the same exception: here an ImportError, not a dynamo failure. One crash: the ImportError, on each rank.
+@pytest.mark.parametrize("case, copies", [
+    ("case-0065", 4), ("case-0864", 4),  # torch 2.1, 2.13: each rank's quote and traceback
+    ("case-0066", 2),                    # lost newlines: all on line 1, one occurrence per rank
+])
+def test_a_servers_quote_beside_an_import_error_is_that_import_error(case, copies):
+    d = _assert_one_report(case, ranks={"TP0", "TP1"})
+    assert d["exception"]["type"] == "ImportError"
+    assert len(d["occurrences"]) == copies
+
+
+def test_an_import_error_and_another_servers_crash_stay_two_reports(tmp_path):
+    both = tmp_path / "two-launches.log"
+    both.write_bytes(gzip.decompress((CASES / "case-0065.log.gz").read_bytes())
+                     + gzip.decompress((CASES / "case-0500.log.gz").read_bytes()))  # an IndexError in capture
+    fatal = _fatal(both)
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    assert [d["exception"]["message"][:20] for d in fatal] == ["cannot import name '", "index out of range i"]
+
+
+# torch 2.13 prints `ObservedUserStopIteration` (or `ObservedKeyError`) and "The above exception was the
+# direct cause of the following exception:", then the `Unsupported: Observed exception` it led to. Under a
+# server's framing the logger prefixes only the second part, so the chain arrives in two pieces.
+@pytest.mark.parametrize("case", [
+    "case-0989",  # vLLM <= 0.9, two workers
+    "case-0990",  # kubectl around vLLM 0.11+, tail cut
+    "case-0998",  # docker compose around SGLang, then SGLang's quote and the scheduler's traceback
+])
+def test_a_chained_cause_printed_apart_is_part_of_the_exception_it_caused(case):
+    d = _assert_one_report(case)
+    assert d["exception"]["type"] == "torch._dynamo.exc.Unsupported"
+    assert d["signature"] in ("next-without-default", "missing-dict-key")
+
+
+@pytest.mark.parametrize("order", [("case-0989", "case-0811"), ("case-0811", "case-0989")])
+def test_a_cause_joins_the_exception_after_it_never_another_crash(tmp_path, order):
+    log = tmp_path / "two-launches.log"
+    log.write_bytes(b"".join(gzip.decompress((CASES / f"{c}.log.gz").read_bytes()) for c in order))
+    fatal = _fatal(log)
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    assert {d["signature"] for d in fatal} == {"next-without-default", "builtin-open"}
+    stop = next(d for d in fatal if d["signature"] == "next-without-default")
+    first = 1 if order[0] == "case-0989" else sum(1 for _ in gzip.open(CASES / "case-0811.log.gz")) + 1
+    assert min(o["line"] for o in stop["occurrences"]) == first + 4  # its cause line is one of its own
