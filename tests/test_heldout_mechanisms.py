@@ -56,3 +56,21 @@ def test_explain_report_cut_at_the_end_of_input_is_complete_past_its_reasons():
     assert alone[0].confidence == cut[0].confidence == followed[0].confidence
     assert alone[0].id == cut[0].id == followed[0].id
 
+
+# -- the fingerprint: one finding per culprit line --------------------------------------------------------
+
+def test_two_breaks_in_two_forwards_of_one_file_are_two_findings():
+    """torch 2.0 cache_size_limit warnings (case 040): whisper's decoder `forward` (modeling_whisper.py:861)
+    and its attention `forward` (:396) are two functions that hit the limit; both are named."""
+    diags = _scan(_paste("case-040.log"))
+    where = {_where(d) for d in diags}
+    assert {("whisper/modeling_whisper.py", 861), ("whisper/modeling_whisper.py", 396)} <= where
+    assert len({d.id for d in diags}) == len(diags)
+
+
+def test_one_crash_printed_by_eight_ranks_is_still_one_finding():
+    """The line in the fingerprint is the culprit's: every rank's copy of one crash names the same line."""
+    lines = (ROOT / "samples" / "sglang-8rank-pcg-fp4.log").read_text(encoding="utf-8").splitlines()
+    fatal = [d for d in _scan(lines) if d.fatal]
+    assert len(fatal) == 1
+    assert {o.rank for o in fatal[0].occurrences if o.rank} == {f"TP{i}" for i in range(8)}
