@@ -57,7 +57,9 @@ def fingerprint(sig_id: str, family: str, t: Targets, gb_type: str | None, headl
     if t.culprit is not None:
         # the file's last two path parts: the same whether the library is installed or a checkout
         tail = "/".join(t.culprit.file.replace("\\", "/").split("/")[-2:])
-        where = f"{tail}:{t.culprit.function}"
+        # the line too: two different breaks in two `forward`s of one file are two findings; every copy
+        # of one crash (each rank's, a re-raise's) names the same frame and line
+        where = f"{tail}:{t.culprit.function}:{t.culprit.line}"
     else:
         where = _VOLATILE.sub("#", headline)[:200]
     # The graph-break type is left out on purpose: partial copies of one crash (SGLang's PCG message,

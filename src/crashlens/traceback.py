@@ -85,6 +85,9 @@ _EXPLAIN_REASON = recache.compile(r"^(?:\d+\.\s+(?P<msg>\S.*)|Reason:\s*(?P<msg2
 _FRAME_SUMMARY = recache.compile(r"^<FrameSummary file (?P<file>.+?), line (?P<line>\d+) in (?P<func>[^>]+)>$")
 _EXPLAIN_LINE = recache.compile(r"^(?:Break [Rr]easons?(?: \d+)?:|Graph Count:|Op Count:|Ops per Graph:|Out Guards:|"
                                 r"Compile Times:|User Stack:|Graph Break Count:)")
+# explain()'s sections after the break reasons
+_EXPLAIN_TAIL = recache.compile(r"^(?:Ops per Graph:|Out Guards:|Compile Times:)")
+_CALL_NAME = recache.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")
 _GB_USER_TB = recache.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
 _RECOMPILE_FN = recache.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
 
@@ -124,6 +127,9 @@ class _Draft:
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
     ipython: bool = False  # IPython's traceback format (numbered source lines)
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
+    # explain()'s previous break reason, held until this reason's first frame shows whether that one was
+    # only its caller (torch 2.0 reports a break inside an inlined call once per enclosing frame)
+    outer: _Draft | None = None
 
     def keep(self, line: LogLine) -> None:
         self.end_line = line.lineno
@@ -258,6 +264,8 @@ class _Stream:
             return False
         if d.trailer:
             return self.state == AFTER
+        if self.state == EXPLAIN_REPORT:
+            return self.section == "tail"  # past the break reasons: ops, guards, compile times
         if self.state in (BODY, AFTER) and not d.dynamo_body and d.blocks:
             last = d.blocks[-1]
             return bool(last.type) and not _DYNAMO_TYPE.search(last.type)
@@ -274,6 +282,10 @@ class _Stream:
         stripped = text.strip()
         if _ELISION.match(text):
             return 1
+        if st == EXPLAIN_REPORT and (_EXPLAIN_LINE.match(stripped) or _EXPLAIN_TAIL.match(stripped)
+                                     or _EXPLAIN_REASON.match(stripped) or _FRAME_SUMMARY.match(stripped)
+                                     or FRAME.match(text)):
+            return 2  # explain()'s report goes on: its next reason, a stack, its ops and guards
         if FRAME.match(text) or _FRAME_NOFUNC.match(text):
             return 2 if st in (TB, USER) or (st == AFTER and not d.trailer) else 0
         if not stripped:
@@ -333,6 +345,8 @@ class _Stream:
         self.section = None
         if d is None:
             return None
+        if d.outer is not None and not d.user_frames:
+            d = d.outer  # explain()'s last reason was cut before its stack: the one before it has one
         # A record is complete when it reached its natural end (trailer, or an exception line of a
         # plain traceback); end of input in the middle of frames means it was cut off.
         return d.finish(complete)
@@ -439,7 +453,8 @@ class _Stream:
         d = self.draft
         if d is not None and line.record_start:
             # SGLang prints its prefix once per record: this line starts something new.
-            self._end(out, st == AFTER and (d.trailer or not d.dynamo_body) or st == BODY and not d.dynamo_body)
+            self._end(out, st == AFTER and (d.trailer or not d.dynamo_body) or st == BODY and not d.dynamo_body
+                      or self.at_natural_end())
             return self._idle(line, out)
         if d is not None:
             d.keep(line)
@@ -812,38 +827,80 @@ class _Stream:
         return True
 
     def _explain(self, line: LogLine, out: list[CrashRecord]) -> bool:
+        # Each break reason is a finding of its own, with its own stack.
         d = self.draft
         assert d is not None
         stripped = line.text.strip()
         reason = _EXPLAIN_REASON.match(stripped)
-        if stripped.startswith("Break Reason ") and d.block().message_lines:
-            self.section = "later"  # the next reasons' stacks are other breaks
-            return True
-        if reason is not None:
-            if not d.block().message_lines:
+        if self.section != "tail" and (reason is not None or stripped.startswith("Break Reason ")):
+            if d.block().message_lines:
+                d = self._next_explain_reason(line, out)
+            if reason is not None:
                 d.block().message_lines.append((reason.group("msg") or reason.group("msg2")).strip())
-                self.section = "user"
-            else:
-                self.section = "later"  # the next reasons' stacks are other breaks
+            self.section = "user"
             return True
         fm = FRAME.match(line.text) or _FRAME_SUMMARY.match(stripped)
         if fm is not None:
-            if self.section != "later" and d.block().message_lines:
+            if self.section != "tail" and d.block().message_lines:
                 self._add_frame(d.user_frames, fm)
+                if d.outer is not None and len(d.user_frames) == 1:
+                    self._fold_explain_caller(d, out)
                 self.section = "user"
             return True
-        if self.section != "later" and self._dynamo_section(d, stripped):  # 2.7+: the reason's Explanation, Hints
+        if self.section != "tail" and self._dynamo_section(d, stripped):  # 2.7+: the reason's Explanation, Hints
             self._set_gb_type(d)
+            return True
+        if _EXPLAIN_TAIL.match(stripped):
+            self.section = "tail"
             return True
         if not stripped or line.text[:1].isspace() or _EXPLAIN_LINE.match(stripped):
             if self.section == "user" and stripped and d.user_frames and not stripped.startswith("<"):
                 self._add_source(d.user_frames, line.text)
             return True
+        if d.outer is not None and not d.user_frames:
+            out.append(d.outer.finish(True))
+            d.outer = None
         if d.block().message_lines:
             self._end(out, True)
         else:
             self.close()  # 2.0's header of a report without breaks: nothing to report
         return False
+
+    def _next_explain_reason(self, line: LogLine, out: list[CrashRecord]) -> _Draft:
+        """The next break reason of an explain() report: a new record; the previous one is held (as `outer`)
+        until the new one's first frame shows whether it was only that break's caller."""
+        prev = self.draft
+        assert prev is not None
+        if prev.outer is not None:  # the previous reason showed no stack: its own previous one stands alone
+            out.append(prev.outer.finish(True))
+            prev.outer = None
+        d = self._open("graph_break", line, EXPLAIN_REPORT, section="user")
+        d.gb_artifact = True
+        d.new_block()
+        if prev.user_frames:
+            d.outer = prev
+        else:
+            out.append(prev.finish(True))
+        return d
+
+    def _fold_explain_caller(self, d: _Draft, out: list[CrashRecord]) -> None:
+        """torch 2.0's explain() reports a break inside an inlined call once per enclosing frame: the call
+        in the root frame, then (resumed there) the call in the callee, down to the frame that really broke,
+        each with the same reason. A previous reason of the same kind whose line calls this reason's
+        function is that break's caller: its frames go on top of this one's stack, not into a report."""
+        outer = d.outer
+        assert outer is not None
+        d.outer = None
+        top = outer.user_frames[-1]
+        here = d.user_frames[0]
+        head = (outer.block().message_lines or [""])[0].split(" ", 1)[0]
+        same_kind = head != "" and head == (d.block().message_lines or [""])[0].split(" ", 1)[0]
+        called = [c.rsplit(".", 1)[-1] for c in _CALL_NAME.findall((top.source or "").split("#", 1)[0])]
+        if same_kind and called and (here.function in called or here.function in ("forward", "__call__")):
+            d.user_frames[:0] = outer.user_frames
+            d.start_line = outer.start_line
+        else:
+            out.append(outer.finish(True))
 
     def _open_fake_run_failed(self, line: LogLine, m: re.Match[str]) -> bool:
         # dynamo's TorchRuntimeError message whose `torch._dynamo.exc.TorchRuntimeError:` was cut off:
