@@ -641,3 +641,22 @@ def test_an_attribute_set_on_the_optimizer_in_the_compiled_step_in_every_release
     assert c.line == _marker_line("scenarios/optimizer_setattr.py", "optimizer-setattr")
     first = fatal[0].fixes[0]
     assert "set it before the compiled call" in first.title and "{" not in first.title
+
+
+@pytest.mark.parametrize("name", FATAL)
+def test_a_recorded_crash_whose_lines_ray_deduplicated_is_the_same_crash(name):
+    """Under Ray every worker prints the same traceback and Ray's log deduplication keeps one copy of a
+    repeated line with ` [repeated Nx across cluster]` appended (the first one also with Ray's note on
+    RAY_DEDUP_LOGS). Framing written by hand after real Ray logs: the suffix on every other line."""
+    note = (" (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see "
+            "https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html"
+            "#log-deduplication for more options.)")
+    prefix = PREFIXES["ray-actor"]
+    lines, noted = [], False
+    for i, ln in enumerate(_recording(name)):
+        suffix = ""
+        if ln.strip() and i % 2 == 0:
+            suffix = f" [repeated {i % 7 + 2}x across cluster]" + ("" if noted else note)
+            noted = True
+        lines.append(prefix + ln + suffix)
+    _assert_same_crash(name, _scan(lines))

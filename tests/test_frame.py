@@ -58,3 +58,23 @@ def test_container_and_pytest_prefixes_come_off(prefix):
     # indentation inside the prefix-less text survives (frame lines keep their two spaces)
     frame = frame_line("x", 2, prefix + '  File "/a/b.py", line 3, in f')
     assert frame.text == '  File "/a/b.py", line 3, in f'
+
+
+# Ray's log deduplication (on by default) prints a line repeated by several workers once and appends
+# ` [repeated Nx across cluster]`; the first such line of a run also carries Ray's note on how to turn it
+# off. Both lines below are quoted from public Ray/vLLM logs (vLLM-on-Ray and SkyRL issue threads).
+RAY_DEDUP_NOTE = (" (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see "
+                  "https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html"
+                  "#log-deduplication for more options.)")
+
+
+@pytest.mark.parametrize("note", ["", RAY_DEDUP_NOTE], ids=["suffix", "suffix-and-note"])
+def test_rays_dedup_suffix_comes_off(note):
+    raw = ('(RayWorkerWrapper pid=21281) ERROR 07-15 03:02:32 [worker_base.py:622]   File "/v/torch/_dynamo/'
+           'output_graph.py", line 1519, in _call_user_compiler [repeated 4x across cluster]' + note)
+    line = frame_line("x", 1, raw)
+    assert (line.rank, line.text) == ("RayWorkerWrapper", '  File "/v/torch/_dynamo/output_graph.py", line 1519, '
+                                      "in _call_user_compiler")
+    # the words alone, inside a message, are the message's own text
+    msg = frame_line("x", 2, "INFO 02-05 09:08:19 [x.py:1] the log said [repeated 3x across cluster] here")
+    assert msg.text == "the log said [repeated 3x across cluster] here"

@@ -70,6 +70,11 @@ _INDENTED_LOG = recache.compile(
 )
 # Key-value tags a log shipper appends to every line (`... line 373 #torch_elastic_rank="2" #callSite="..."`).
 _TAG_SUFFIX = recache.compile(r'(?: #\w+="[^"]*")+\s*$')
+# Ray's log deduplication (on by default) keeps one copy of a line several workers printed and appends
+# ` [repeated 4x across cluster]`, the first time with its note `(Ray deduplicates logs by default. ...)`.
+_RAY_DEDUP_SUFFIX = recache.compile(
+    r" \[repeated \d+x across cluster\](?: \(Ray deduplicates logs by default\.[^()]*\))?\s*$"
+)
 
 # torchdynamo's own logger before it moved into torch (2022): `Torchdynamo: [WARNING] Graph break: ...`
 _DYNAMO_OLD_LOG = recache.compile(r"Torch[Dd]ynamo: \[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ")
@@ -172,6 +177,10 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         tags = _TAG_SUFFIX.search(text)
         if tags is not None:
             text = text[: tags.start()]
+    if "x across cluster]" in text:
+        dedup = _RAY_DEDUP_SUFFIX.search(text)
+        if dedup is not None:
+            text = text[: dedup.start()]
     return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger)
 
 
