@@ -52,7 +52,7 @@ _DYNAMO_TYPE = recache.compile(
     r"(?:^|\.)(?:Unsupported|UserError|TorchRuntimeError|InternalTorchDynamoError|BackendCompilerFailed|"
     r"InductorError|UncapturedHigherOrderOpError|Observed\w*|RestartAnalysis|SkipFrame|"
     r"GuardOnDataDependentSymNode|DataDependentOutputException|UnsupportedOperatorException|"
-    r"FailOnRecompileLimitHit|FailOnCacheLimitHit|RecompileLimitExceeded|CacheLimitExceeded)$"
+    r"FailOnRecompileLimitHit|FailOnCacheLimitHit|RecompileLimitExceeded|CacheLimitExceeded|ConstraintViolationError)$"
 )
 _EXPLANATION = recache.compile(r"^\s*Explanation: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
 _HINT = recache.compile(r"^\s*Hint: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
@@ -60,7 +60,9 @@ _DEBUG_CTX = recache.compile(r"^\s*Developer debug context: ?(?P<t>.*)$")  # ind
 _GB_LINK = recache.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
 _GB_ID = recache.compile(r"[Gg][Bb](\d{4})")
 _ELISION = recache.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
-_USER_STACK = recache.compile(r"^User Stack \(most recent call last\):\s*$")
+# a UserError's stack (`User Stack (most recent call last):`), and the user frame that specialised a dynamic
+# dimension under a ConstraintViolationError (`User stack:`, torch 2.9+)
+_USER_STACK = recache.compile(r"^User [Ss]tack(?: \(most recent call last\))?:\s*$")
 # Lines that look like a new log record rather than more of an exception message.
 _LOGLIKE = recache.compile(
     r"^(?:\[?\d{4}[-/]\d\d[-/]\d\d[ T]|[IWEVD]\d{4} \d\d:|\d\d:\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
@@ -503,9 +505,10 @@ class _Stream:
                 # The chained exception's own traceback.
                 self.state = TB
                 return True
-            if st == BODY and _logged_message_only(d):
+            if st == BODY and (_logged_message_only(d) or _guard_error_header(d)):
                 # logging's `log.exception(msg)` / `exc_info=True`: the message, then the traceback of
-                # the exception it logs (inductor's `Error from lowering`), one failure.
+                # the exception it logs (inductor's `Error from lowering`; torch/_guards.py's `Error while
+                # creating guard:` and the guard's fields), one failure.
                 d.new_block()
                 self.state = TB
                 return True
@@ -1036,6 +1039,14 @@ def _has_room(d: _Draft) -> bool:
     """An exception message continues over at most this many lines: a record left open at the end of
     a rank's output must not swallow the rest of the log (progress bars, other output)."""
     return not d.blocks or len(d.blocks[-1].message_lines) < MAX_MESSAGE_PARAGRAPH_LINES
+
+
+def _guard_error_header(d: _Draft) -> bool:
+    """torch/_guards.py's logged `Error while creating guard:` with the guard's fields, before its traceback."""
+    if len(d.blocks) != 1:
+        return False
+    b = d.blocks[0]
+    return not b.type and not b.frames and b.message_lines[:1] == ["Error while creating guard:"]
 
 
 def _logged_message_only(d: _Draft) -> bool:

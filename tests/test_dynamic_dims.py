@@ -1,0 +1,40 @@
+"""A dimension marked dynamic that the traced code specialises: torch raises ConstraintViolationError
+(torch.fx.experimental.symbolic_shapes) after logging `Error while creating guard:` with its traceback.
+The logs are real torch runs (samples/corpus-heldout/raw, recorded by samples/corpus/record.py)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES
+from crashlens.cli.scan import run_scan
+from crashlens.render.json import document
+
+RAW = SAMPLES / "corpus-heldout" / "raw"
+
+
+def _diagnoses(tmp_path: Path, version: str) -> list[dict]:
+    log = tmp_path / "run.log"
+    log.write_bytes(gzip.decompress((RAW / f"t{version}" / "dynamic-batch-branch.log.gz").read_bytes()))
+    doc = document(run_scan((str(log),), (), audit=False, jobs=1))
+    return [d for d in doc["diagnoses"] if d["family"] == "dynamo"]
+
+
+@pytest.mark.parametrize("version", ["2.1.2", "2.4.1", "2.7.1", "2.13.0"])
+def test_specialised_dynamic_dim_is_the_users_shape_spec_not_a_torch_bug(tmp_path, version):
+    diags = _diagnoses(tmp_path, version)
+    fatal = [d for d in diags if d["fatal"]]
+    assert len(fatal) == 1, [d["signature"] for d in fatal]  # the logged guard error and the raise are one crash
+    first = (fatal[0]["fixes"][0]["title"] + " " + fatal[0]["fixes"][0]["detail"]).lower()
+    assert "maybe_mark_dynamic" in first
+    assert "inside torch.compile itself" not in first and "upgrade" not in fatal[0]["fixes"][0]["title"].lower()
+
+
+def test_the_culprit_comes_from_the_errors_user_stack(tmp_path):
+    # torch 2.9+ prints the specialising frame under the error (`User stack:`), and no dynamo frame at all
+    (d,) = [d for d in _diagnoses(tmp_path, "2.13.0") if d["fatal"]]
+    assert d["culprit"]["file"].endswith("heldout_rec/dynamic_batch_branch.py") and d["culprit"]["line"] == 10
+
