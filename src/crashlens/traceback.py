@@ -730,7 +730,7 @@ class _Stream:
         return d
 
     def _open_traceback(self, line: LogLine, m: re.Match[str]) -> bool:
-        self._open("traceback", line, TB, lead=_clean_lead(m.group("lead"))).new_block()
+        self._open(_tb_kind(line), line, TB, lead=_clean_lead(m.group("lead"))).new_block()
         return True
 
     def _open_ipython(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -741,7 +741,7 @@ class _Stream:
 
     def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
         # A traceback whose head was cut off (common in pasted fragments).
-        d = self._open("traceback", line, TB)
+        d = self._open(_tb_kind(line), line, TB)
         self._add_frame(d.block().frames, m)
         return True
 
@@ -1039,6 +1039,14 @@ def _has_room(d: _Draft) -> bool:
     """An exception message continues over at most this many lines: a record left open at the end of
     a rank's output must not swallow the rest of the log (progress bars, other output)."""
     return not d.blocks or len(d.blocks[-1].message_lines) < MAX_MESSAGE_PARAGRAPH_LINES
+
+
+def _tb_kind(line: LogLine) -> str:
+    """A traceback inside WARNING records of torch's own loggers (glog `W1201 ... torch/_dynamo/convert_frame.py:N]`
+    on every line) was logged by a run that went on: suppress_errors' `WON'T CONVERT ... due to:` and the
+    error it swallowed. It stays a finding, not the crash that ended the run, when a paste cut the header."""
+    at = line.logged_at or ""
+    return "warning" if line.level == "WARNING" and at.startswith("torch/") else "traceback"
 
 
 def _guard_error_header(d: _Draft) -> bool:
