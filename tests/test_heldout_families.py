@@ -1,5 +1,6 @@
-"""A dimension marked dynamic that the traced code specialises: torch raises ConstraintViolationError
-(torch.fx.experimental.symbolic_shapes) after logging `Error while creating guard:` with its traceback.
+"""Two families the held-out recordings showed were missing: a dimension marked dynamic that the traced code
+specialises (torch raises ConstraintViolationError from torch.fx.experimental.symbolic_shapes, after logging
+`Error while creating guard:` with its traceback), and torch.manual_seed inside the compiled region.
 The logs are real torch runs (samples/corpus-heldout/raw, recorded by samples/corpus/record.py)."""
 
 from __future__ import annotations
@@ -38,3 +39,15 @@ def test_the_culprit_comes_from_the_errors_user_stack(tmp_path):
     (d,) = [d for d in _diagnoses(tmp_path, "2.13.0") if d["fatal"]]
     assert d["culprit"]["file"].endswith("heldout_rec/dynamic_batch_branch.py") and d["culprit"]["line"] == 10
 
+
+
+@pytest.mark.parametrize("version", ["2.4.1", "2.7.1", "2.13.0"])
+def test_seeding_inside_the_compiled_region_is_moved_out_not_upgraded_away(tmp_path, version):
+    """torch.manual_seed in forward: dynamo refuses RNG-state calls on purpose (2.4+), so the fix is to seed
+    outside the compiled region, not to wait for a release that traces it."""
+    log = tmp_path / "run.log"
+    log.write_bytes(gzip.decompress((RAW / f"t{version}" / "seed-in-forward.log.gz").read_bytes()))
+    (d,) = [d for d in document(run_scan((str(log),), (), audit=False, jobs=1))["diagnoses"] if d["fatal"]]
+    first = d["fixes"][0]
+    assert first["kind"] != "upgrade" and "outside the compiled region" in first["title"]
+    assert d["culprit"]["file"].endswith("heldout_rec/seed_in_forward.py") and d["culprit"]["line"] == 9
