@@ -51,3 +51,23 @@ def test_seeding_inside_the_compiled_region_is_moved_out_not_upgraded_away(tmp_p
     first = d["fixes"][0]
     assert first["kind"] != "upgrade" and "outside the compiled region" in first["title"]
     assert d["culprit"]["file"].endswith("heldout_rec/seed_in_forward.py") and d["culprit"]["line"] == 9
+
+
+def _first_fix(tmp_path, path: Path) -> dict:
+    log = tmp_path / "run.log"
+    log.write_bytes(gzip.decompress(path.read_bytes()))
+    (d,) = [d for d in document(run_scan((str(log),), (), audit=False, jobs=1))["diagnoses"] if d["fatal"]]
+    return d["fixes"][0]
+
+
+@pytest.mark.parametrize("version", ["2.4.1", "2.7.1", "2.13.0"])
+def test_a_c_builtin_fed_text_is_computed_once_not_made_a_custom_op(tmp_path, version):
+    # `salt = zlib.crc32(self.name.encode()) % 97`: the input is a string, so the result is a constant
+    first = _first_fix(tmp_path, RAW / f"t{version}" / "crc-tag.log.gz")
+    assert first["kind"] == "precompute" and "__init__" in first["title"], first["title"]
+
+
+def test_a_c_builtin_fed_the_calls_data_still_gets_the_custom_op(tmp_path):
+    # `return zlib.crc32(token_ids)` on this call's token ids (samples/corpus): per-call data, no constant
+    first = _first_fix(tmp_path, SAMPLES / "corpus" / "raw" / "t2.13.0" / "c-extension-call.log.gz")
+    assert first["kind"] == "custom-op", first["title"]
