@@ -54,7 +54,7 @@ _SGLANG = recache.compile(
 _TORCH_RANK = recache.compile(r"(?:\[[A-Za-z_][\w-]{0,40}\])?\[rank(?P<rank>\d+)\]: ?")
 _GLOG = recache.compile(
     # the time and thread id are left out of some pastes (`V0627 torch/_dynamo/exc.py:209] ...`)
-    r"(?P<level>[VIWEC])\d{4}(?: \d\d:\d\d:\d\d\.\d+)?(?: +\d+)? [^\s\]]+:\d+\](?: |$)"
+    r"(?P<level>[VIWEC])\d{4}(?: \d\d:\d\d:\d\d\.\d+)?(?: +\d+)? (?P<gfile>[^\s\]]+):\d+\](?: |$)"
     r"(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
 )
 _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
@@ -138,6 +138,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     level: str | None = None
     artifact: str | None = None
     logger: str | None = None
+    logged_at: str | None = None
     prefixed = record_start = False
     while text:
         got = _next_prefix(text)
@@ -170,6 +171,8 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
             artifact = m.group("artifact") or artifact
             if what == "pylog":  # torch 2.0-2.2's format names its logger: `torch._inductor.graph: [ERROR]`
                 logger = m.group("name")
+            else:
+                logged_at = logged_at or m.group("gfile")
         elif what == "sglang":
             rank = m.group("ranks").strip() or rank
             record_start = True
@@ -181,7 +184,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         dedup = _RAY_DEDUP_SUFFIX.search(text)
         if dedup is not None:
             text = text[: dedup.start()]
-    return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger)
+    return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger, logged_at)
 
 
 def frame_lines(source: str, lines: Iterable[str], start: int = 1) -> Iterator[LogLine]:
@@ -384,7 +387,7 @@ def _split_line_starts(text: str) -> list[str]:
 
 def _with_text(line: LogLine, text: str) -> LogLine:
     return LogLine(line.source, line.lineno, text, line.rank, line.prefixed, line.level, line.artifact,
-                   line.record_start, line.logger)
+                   line.record_start, line.logger, line.logged_at)
 
 
 _OUTER_EXCEPTION = recache.compile(r"(?:Error|Exception|Warning)\b")

@@ -24,6 +24,7 @@ class LogLine:
     artifact: str | None = None  # torch logging artifact, e.g. "graph_breaks"
     record_start: bool = False  # the prefix is printed once per record (SGLang), so this line starts one
     logger: str | None = None  # the logger a Python-logging prefix names (`ERROR:torch._dynamo.x:`)
+    logged_at: str | None = None  # the file a glog prefix names (`W1201 ... torch/_dynamo/convert_frame.py:1280]`)
 
 
 @dataclass(frozen=True, slots=True)

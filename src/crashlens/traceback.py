@@ -52,7 +52,7 @@ _DYNAMO_TYPE = recache.compile(
     r"(?:^|\.)(?:Unsupported|UserError|TorchRuntimeError|InternalTorchDynamoError|BackendCompilerFailed|"
     r"InductorError|UncapturedHigherOrderOpError|Observed\w*|RestartAnalysis|SkipFrame|"
     r"GuardOnDataDependentSymNode|DataDependentOutputException|UnsupportedOperatorException|"
-    r"FailOnRecompileLimitHit|FailOnCacheLimitHit|RecompileLimitExceeded|CacheLimitExceeded)$"
+    r"FailOnRecompileLimitHit|FailOnCacheLimitHit|RecompileLimitExceeded|CacheLimitExceeded|ConstraintViolationError)$"
 )
 _EXPLANATION = recache.compile(r"^\s*Explanation: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
 _HINT = recache.compile(r"^\s*Hint: ?(?P<t>.*)$")  # indented; at column 0 in a paste that lost it
@@ -60,7 +60,9 @@ _DEBUG_CTX = recache.compile(r"^\s*Developer debug context: ?(?P<t>.*)$")  # ind
 _GB_LINK = recache.compile(r"For more details about this graph break, please visit: (?P<url>\S+)")
 _GB_ID = recache.compile(r"[Gg][Bb](\d{4})")
 _ELISION = recache.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
-_USER_STACK = recache.compile(r"^User Stack \(most recent call last\):\s*$")
+# a UserError's stack (`User Stack (most recent call last):`), and the user frame that specialised a dynamic
+# dimension under a ConstraintViolationError (`User stack:`, torch 2.9+)
+_USER_STACK = recache.compile(r"^User [Ss]tack(?: \(most recent call last\))?:\s*$")
 # Lines that look like a new log record rather than more of an exception message.
 _LOGLIKE = recache.compile(
     r"^(?:\[?\d{4}[-/]\d\d[-/]\d\d[ T]|[IWEVD]\d{4} \d\d:|\d\d:\d\d:\d\d|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b"
@@ -518,9 +520,10 @@ class _Stream:
                 # The chained exception's own traceback.
                 self.state = TB
                 return True
-            if st == BODY and _logged_message_only(d):
+            if st == BODY and (_logged_message_only(d) or _guard_error_header(d)):
                 # logging's `log.exception(msg)` / `exc_info=True`: the message, then the traceback of
-                # the exception it logs (inductor's `Error from lowering`), one failure.
+                # the exception it logs (inductor's `Error from lowering`; torch/_guards.py's `Error while
+                # creating guard:` and the guard's fields), one failure.
                 d.new_block()
                 self.state = TB
                 return True
@@ -742,7 +745,7 @@ class _Stream:
         return d
 
     def _open_traceback(self, line: LogLine, m: re.Match[str]) -> bool:
-        self._open("traceback", line, TB, lead=_clean_lead(m.group("lead"))).new_block()
+        self._open(_tb_kind(line), line, TB, lead=_clean_lead(m.group("lead"))).new_block()
         return True
 
     def _open_ipython(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -753,7 +756,7 @@ class _Stream:
 
     def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
         # A traceback whose head was cut off (common in pasted fragments).
-        d = self._open("traceback", line, TB)
+        d = self._open(_tb_kind(line), line, TB)
         self._add_frame(d.block().frames, m)
         return True
 
@@ -1093,6 +1096,22 @@ def _has_room(d: _Draft) -> bool:
     """An exception message continues over at most this many lines: a record left open at the end of
     a rank's output must not swallow the rest of the log (progress bars, other output)."""
     return not d.blocks or len(d.blocks[-1].message_lines) < MAX_MESSAGE_PARAGRAPH_LINES
+
+
+def _tb_kind(line: LogLine) -> str:
+    """A traceback inside WARNING records of torch's own loggers (glog `W1201 ... torch/_dynamo/convert_frame.py:N]`
+    on every line) was logged by a run that went on: suppress_errors' `WON'T CONVERT ... due to:` and the
+    error it swallowed. It stays a finding, not the crash that ended the run, when a paste cut the header."""
+    at = line.logged_at or ""
+    return "warning" if line.level == "WARNING" and at.startswith("torch/") else "traceback"
+
+
+def _guard_error_header(d: _Draft) -> bool:
+    """torch/_guards.py's logged `Error while creating guard:` with the guard's fields, before its traceback."""
+    if len(d.blocks) != 1:
+        return False
+    b = d.blocks[0]
+    return not b.type and not b.frames and b.message_lines[:1] == ["Error while creating guard:"]
 
 
 def _logged_message_only(d: _Draft) -> bool:
