@@ -124,3 +124,31 @@ def test_a_fake_signature_crash_is_one_report_with_the_users_call(version):
     assert d.signature == "fake-impl-signature" and "scaled_norm_fake" in d.title
     assert d.culprit is not None and d.culprit.function == "fake_signature"
     assert "signature" in _first_fix(d)
+
+
+# -- `.item()`: the advice read from whatever of it survived; the fix the user sets comes first ---------------
+
+def _warning_block(name: str) -> list[str]:
+    """The graph-break warning of a real recording: its lines from `Graph break from` up to the logger's next
+    record (the graph_breaks artifact, which would name the break by itself)."""
+    lines = (ROOT / "samples" / "raw" / name).read_text(encoding="utf-8").splitlines()[1:]
+    return lines[: next(i for i, ln in enumerate(lines) if "[__graph_breaks]" in ln)]
+
+
+@pytest.mark.parametrize("cut", [1, 3])
+def test_item_advice_cut_above_its_setting_lines_is_still_item(cut):
+    """The paste starts after the advice's first line (case 038) or after its `or:`: the setting lines left
+    (`capture_scalar_outputs = True`, `env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1`) say it is `.item()`."""
+    block = _warning_block("item-scalar-gb.log")
+    assert "Graph break from `Tensor.item()`" in block[0]
+    (d,) = _scan(block[cut:])
+    assert d.signature == "item-scalar" and not d.fatal
+    assert _where(d) == ("scenarios/item_scalar.py", 9)
+    assert "capture_scalar_outputs" in d.fixes[0].title
+
+
+def test_item_advice_cut_in_a_real_paste_gets_capture_scalar_outputs_first():
+    (d,) = _scan(_paste("case-038.log"))
+    assert d.signature == "item-scalar"
+    assert "capture_scalar_outputs" in d.fixes[0].title
+
