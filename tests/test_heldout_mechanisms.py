@@ -152,3 +152,26 @@ def test_item_advice_cut_in_a_real_paste_gets_capture_scalar_outputs_first():
     assert d.signature == "item-scalar"
     assert "capture_scalar_outputs" in d.fixes[0].title
 
+
+def test_a_src_layout_projects_subpackage_is_the_users_own_code():
+    """case 039: /workspaces/molcrafts/molpot/src/molpot/potential/base.py calls .../potential/nnp/pinet.py,
+    one project (PyPA src layout), not an installed library: no "opaque custom op at your call site", no
+    "library patch"; the config the user sets comes first."""
+    (d,) = _scan(_paste("case-039.log"))
+    assert d.signature == "item-scalar"
+    assert d.fixes[0].kind == "config" and "capture_scalar_outputs" in d.fixes[0].title
+    assert not any(f.kind == "custom-op" or f.title.startswith("Library patch") for f in d.fixes)
+
+
+def test_package_of_reads_the_src_layout():
+    from crashlens.culprit import package_of, source_root
+    from crashlens.records import Frame
+
+    a = "/workspaces/molcrafts/molpot/src/molpot/potential/base.py"
+    b = "/workspaces/molcrafts/molpot/src/molpot/potential/nnp/pinet.py"
+    root = source_root((Frame(a, 32, "forward"), Frame(b, 343, "forward")))
+    assert package_of(a, root) == package_of(b, root) == "molpot"
+    # two checkouts side by side are still two packages
+    c, e = "/work/repro/fakeserve/layers/rope.py", "/work/repro/fakeinfer/jit/core.py"
+    root2 = source_root((Frame(c, 1, "f"), Frame(e, 2, "g")))
+    assert package_of(c, root2) == "fakeserve" and package_of(e, root2) == "fakeinfer"
