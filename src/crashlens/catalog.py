@@ -42,7 +42,7 @@ MATCH_KEYS = {
 }
 SIGNATURE_KEYS = {
     "id", "name", "family", "title", "summary", "why", "priority", "confidence", "tags", "fuzzy", "fixsets",
-    "match", "extract", "next", "fixes", "examples",
+    "match", "extract", "next", "fixes", "examples", "compile_evidence",
 }
 FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "safety", "file", "line", "requires",
             "fallback", "when"}
@@ -170,6 +170,9 @@ class Signature:
     path: str
     fuzzy_text: str  # what the fuzzy matcher compares against
     tags: tuple[str, ...] = ()
+    # message patterns that only torch.compile's stack prints (fake tensors running a custom op, a fake impl's
+    # own call): a record whose message matches one shows dynamo at work without a dynamo frame or type
+    compile_evidence: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +261,7 @@ class Catalog:
         """Every pattern of the catalog (signatures, library rules, context, facts, callee rules)."""
         pats: list[CatalogPattern] = []
         for sig in self.signatures:
-            pats += [p for _key, ps in sig.matcher.all_rules() for p in ps] + list(sig.extract)
+            pats += [p for _key, ps in sig.matcher.all_rules() for p in ps] + list(sig.extract) + list(sig.compile_evidence)
         for rule in self.libraries:
             pats += [p for _key, ps in rule.matcher.all_rules() for p in ps]
         for crule in self.context_rules:
@@ -898,6 +901,8 @@ def load_signature(path: Path, fixsets: dict[str, tuple[FixTemplate, ...]] | Non
         path=w,
         fuzzy_text=" ".join(_str_list(d.get("fuzzy", []), f"{w}: fuzzy")) or title,
         tags=tags,
+        compile_evidence=tuple(compile_pattern(p, f"{w}: compile_evidence")
+                               for p in _str_list(d.get("compile_evidence", []), f"{w}: compile_evidence")),
     )
 
 

@@ -89,15 +89,15 @@ def package_of(path: str, root: str | None = None) -> str | None:
     m = _last_install_dir(p)
     if m is not None:
         return m.group("pkg")
+    parts = [x for x in p.split("/") if x and x not in (".", "..", "...")]
+    # Source checkouts that say where their package starts: `/sgl-workspace/sglang/python/sglang/srt/...` and
+    # the src layout `/work/molpot/src/molpot/potential/nnp/pinet.py` -> the directory after `python/` or
+    # `src/` (its subpackages are the same package, whatever the chain's common directory is).
+    for i in range(len(parts) - 3, -1, -1):
+        if parts[i] in ("python", "src"):
+            return parts[i + 1]
     if root and p.startswith(root) and "/" in p[len(root) :]:
         return p[len(root) :].split("/", 1)[0]
-    # Source checkouts: `/sgl-workspace/sglang/python/sglang/srt/...` -> the directory after `python/`,
-    # otherwise the parent directory's name.
-    parts = [x for x in p.split("/") if x and x not in (".", "..", "...")]
-    if "python" in parts[:-1]:
-        i = len(parts) - 1 - parts[::-1].index("python")
-        if i + 1 < len(parts) - 1:
-            return parts[i + 1]
     return parts[-2] if len(parts) >= 2 else None
 
 

@@ -654,6 +654,33 @@ def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+def _quoting_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The dynamo crash that quotes `d`: an inner error logged before dynamo wrapped it (fake_tensor's
+    "fake tensor raised TypeError" traceback, then `Unsupported: TypeError op: <that message>`, or 2.7+'s
+    `TypeError when making fake tensor call` with the message in its debug context, where the two read the
+    same fields) is that crash, printed early. The nearest such crash printed after it."""
+    if d.exception is None or not d.exception[0] or _typed_dynamo(d) or not d.fatal or not d.occurrences:
+        return None
+    said = d.exception[1].strip().split("\n", 1)[0].strip()
+    if len(said) < MIN_QUOTED:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    read = {k: v for k, v in d.fields if k != "callee"}  # what the signature read off the message
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.exception is None:
+            continue
+        same_fields = d.culprit is None and bool(read) and e.signature == d.signature \
+            and read.items() <= dict(e.fields).items()
+        if said not in e.exception[1] and not same_fields:
+            continue
+        gaps = [o.line - line for o in e.occurrences if o.source == src and 0 < o.line - line <= (
+            1 << 30 if said in e.exception[1] else MAX_ANNOUNCE_GAP)]
+        if gaps and (best is None or min(gaps) < best[0]):
+            best = (min(gaps), e)
+    return best[1] if best else None
+
+
 def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The finding an exception-less piece of the same source belongs to: dynamo's banner, compile
     machinery frames, FAILED INLINING or recompile lines, a `from user code:` block or a wrapper that
@@ -729,8 +756,8 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
     for d in diags:
-        h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _evidence_host(d, shown) \
-            or _announced_host(d, typed) or _caused_host(d, diags)
+        h = _quoted_host(d, typed) or _quoted_host(d, raised) or _quoting_host(d, typed) or _copy_host(d, diags) \
+            or _evidence_host(d, shown) or _announced_host(d, typed) or _caused_host(d, diags)
         if h is not None:
             into[id(d)] = id(h)
 

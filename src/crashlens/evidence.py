@@ -81,6 +81,9 @@ CXX_FATAL = recache.compile(
     r"|(?:\[[^\]]*\] )?(?P<msg>\[(?:PG \d+ )?Rank \d+\] Watchdog caught collective operation timeout: .*))$"
 )
 _ITEM_ADVICE = recache.compile(r"^Graph break from (?P<what>.*?), consider setting")
+# the same advice's own lines, when a paste starts below its first one
+_ITEM_ADVICE_REST = recache.compile(
+    r"^(?:torch\._dynamo\.config\.capture_scalar_outputs = True|env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=\d)$")
 WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<func>\S+) (?P<file>\S+) line (?P<line>\d+)")
 RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
 GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
@@ -157,6 +160,8 @@ RULES: tuple[Rule, ...] = (
     Rule("graph-break", (b"Graph break", b"Unsupported"), GB_HEADER, first="GUE"),
     Rule("cxx-fatal", (b"terminate called", b"Watchdog caught"), CXX_FATAL, first="t["),
     Rule("item-advice", (b"Graph break",), _ITEM_ADVICE, first="G"),  # `.item()` advice before a graph break
+    Rule("item-advice-rest", (b"capture_scalar_outputs", b"CAPTURE_SCALAR_OUTPUTS"), _ITEM_ADVICE_REST,
+         first=" \tte", on_stripped=True),
     Rule("wont-convert", (b"WON'T CONVERT",), WONT_CONVERT, first="W"),
     Rule("recompile-limit", (b"_dynamo hit config",), RECOMPILE, search=True),
     Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),

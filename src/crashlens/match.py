@@ -232,7 +232,7 @@ def match_record(record: CrashRecord, cat: Catalog) -> tuple[Match | None, Targe
         if "fallback" in sig.tags:
             fallbacks.append(sig)
             continue
-        if sig.family == "dynamo" and not t.dynamo_evidence:
+        if sig.family == "dynamo" and not t.dynamo_evidence and not _own_evidence(sig, t):
             continue  # every dynamo signature needs dynamo's own evidence in the record
         if matcher_holds(sig.matcher, t):
             return Match(sig, _extract(sig, t), True, 100.0), t
@@ -246,6 +246,11 @@ def match_record(record: CrashRecord, cat: Catalog) -> tuple[Match | None, Targe
         if matcher_holds(sig.matcher, t):
             return Match(sig, _extract(sig, t), True, 100.0), t
     return None, t
+
+
+def _own_evidence(sig: Signature, t: Targets) -> bool:
+    """The signature's `compile_evidence`: a message only torch.compile's stack prints."""
+    return any(search(p, t.message) for p in sig.compile_evidence)
 
 
 def fuzzy_nearest(t: Targets, sigs: list[Signature]) -> tuple[Signature, float] | None:

@@ -812,6 +812,13 @@ class _Stream:
         self.state = SKIP
         return True
 
+    def _open_item_advice_rest(self, line: LogLine, m: re.Match[str]) -> bool:
+        # the advice's setting lines, its first line cut: what survives says which break comes next
+        if self.pending_gb is None:
+            self.pending_gb = line.text.strip()
+        self.state = SKIP
+        return True
+
     def _open_wont_convert(self, line: LogLine, m: re.Match[str]) -> bool:
         # suppress_errors turned the failure into this warning: the run goes on, eagerly. The header
         # names the function dynamo gave up on (its first line), the outermost frame of what it traced.
@@ -1205,6 +1212,7 @@ _OPENERS = {
     "graph-break": _Stream._open_graph_break,
     "cxx-fatal": _Stream._open_cxx_fatal,
     "item-advice": _Stream._open_item_advice,
+    "item-advice-rest": _Stream._open_item_advice_rest,
     "wont-convert": _Stream._open_wont_convert,
     "graph-break-warning": _Stream._open_graph_break_warning,
     "fake-run-failed": _Stream._open_fake_run_failed,

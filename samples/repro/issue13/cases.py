@@ -97,6 +97,41 @@ def eager_cuda(x):
     return x
 
 
+if hasattr(torch.library, "custom_op"):  # torch 2.4 or later: the fake-impl cases' ops, defined at import
+
+    @torch.library.custom_op("issue13::scaled_norm", mutates_args=())
+    def scaled_norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+        return x / (x.abs().max() + eps)
+
+    @scaled_norm.register_fake
+    def scaled_norm_fake(x, eps):  # expect: fake-signature (the op's default for eps left out)
+        return torch.empty_like(x)
+
+    @torch.library.custom_op("issue13::weight_clone", mutates_args=())
+    def weight_clone(weight: torch.Tensor) -> torch.Tensor:
+        return weight.clone()
+
+    @weight_clone.register_fake
+    def weight_clone_fake(weight):
+        return torch.empty_like(weight)
+
+
+def fake_signature(x):
+    return scaled_norm(x) + 1
+
+
+class WeightParameter(torch.nn.Parameter):
+    """A Parameter subclass, as vLLM's weight classes are (pytorch#174274)."""
+
+
+def fake_dispatch(x):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    weight = WeightParameter(torch.randn(4, 4))
+    with FakeTensorMode():
+        return torch.ops.issue13.weight_clone(weight)  # expect: fake-dispatch
+
+
 CASES = {
     "tp-quantize": lambda: compile_run(tp_quantize, torch.randn(4)),
     "tp-flag": lambda: compile_run(tp_flag, torch.randn(4)),
@@ -114,6 +149,8 @@ CASES = {
     "per-call-hash": lambda: compile_run(per_call_hash, torch.randn(4)),
     "suppressed-backend": lambda: suppressed_backend(torch.randn(4)),
     "eager-cuda": lambda: eager_cuda(torch.randn(4)),
+    "fake-signature": lambda: compile_run(fake_signature, torch.randn(4)),
+    "fake-dispatch": lambda: fake_dispatch(torch.randn(4)),
 }
 
 if __name__ == "__main__":
