@@ -712,6 +712,41 @@ def _caused_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+def _copy_rank(d: Diagnosis) -> tuple[bool, bool, int]:
+    return d.complete, d.culprit is not None, len(d.chain)
+
+
+def _same_exception_line(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    """The same exception line, one copy cut short or run on into the next line's text (a paste that lost
+    its newlines: `... {}  from user code:`)."""
+    if a[0] != b[0]:
+        return False
+    x, y = sorted((a[1].strip(), b[1].strip()), key=len)
+    return x == y or (len(x) >= MIN_QUOTED and y.startswith(x))
+
+
+def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The fuller copy of the same exception: a rank's copy that lost frames among the other ranks' lines,
+    or a paste's copy cut by an elision, prints the same exception line but names a shallower frame (or
+    none) as its culprit. Only where its culprit is one of the fuller copy's frames: the same message raised
+    at two different places is two crashes."""
+    if d.exception is None or not d.exception[0] or not d.exception[1].strip() or not d.fatal or not d.occurrences:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    mine = (d.culprit.file, d.culprit.line) if d.culprit is not None else None
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.exception is None or not _same_exception_line(e.exception, d.exception) \
+                or e.family != d.family or e.culprit is None or _copy_rank(e) <= _copy_rank(d):
+            continue
+        if mine is not None and mine not in {(f.file, f.line) for f in e.chain}:
+            continue
+        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
+        if near and (best is None or min(near) < best[0]):
+            best = (min(near), e)  # of two crashes with this exception line, the copy's neighbour
+    return best[1] if best else None
+
+
 def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
@@ -722,13 +757,13 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     raised = [d for d in diags if d.fatal and d.chain and d.exception is not None and d.exception[0]
               and not _typed_dynamo(d)]
     shown = [d for d in diags if d.family == "dynamo" and d.evidence is None and d.exception is not None]
-    if not shown and not raised and not any(d.announces for d in diags):
+    if len(diags) < 2:
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
     for d in diags:
         h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _evidence_host(d, shown) \
-            or _announced_host(d, typed) or _caused_host(d, diags)
+            or _announced_host(d, typed) or _caused_host(d, diags) or _same_exception_host(d, diags)
         if h is not None:
             into[id(d)] = id(h)
 
