@@ -158,3 +158,29 @@ def test_the_same_exception_line_at_two_places_stays_two_crashes(tmp_path):
     assert [o["line"] for o in by_place[("sampling.py", 64)]["occurrences"]] == [1]
     lines = {o["line"] for o in by_place[("fake_device_mismatch.py", 18)]["occurrences"]}
     assert min(lines) > first and first + 281 in lines  # its own ranks' copies, the cut one (TP1) too
+
+
+# With 8 ranks printing at once, another rank's prefixed line ends a rank's record: what is left of it is the
+# traceback's head, cut inside torch.compile's own frames, with no exception line. Its last user frame is
+# only the call into the compiled function; it is a piece of the crash printed beside it.
+@pytest.mark.parametrize("case", [
+    "case-0128",  # SGLang 8 ranks, torch 2.1
+    "case-0255",  # SGLang 8 ranks, head cut
+    "case-0312",  # vLLM 0.11+, markdown: cut at dynamo's own `unimplemented` frame
+    "case-0492",  # vLLM 0.11+, markdown
+])
+def test_a_traceback_head_cut_inside_torch_compile_is_a_piece_of_the_crash_beside_it(case):
+    _assert_one_report(case)
+
+
+def test_cut_pieces_join_their_own_crash_in_a_log_of_two(tmp_path):
+    log = tmp_path / "two-launches.log"
+    log.write_bytes(gzip.decompress((CASES / "case-0128.log.gz").read_bytes())
+                    + gzip.decompress((CASES / "case-0255.log.gz").read_bytes()))
+    first = sum(1 for _ in gzip.open(CASES / "case-0128.log.gz"))
+    fatal = _fatal(log)
+    assert len(fatal) == 2, [(d["signature"], d["culprit"]) for d in fatal]
+    by_place = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]): d for d in fatal}
+    assert set(by_place) == {("json_call.py", 13), ("torch_cuda_query.py", 9)}
+    assert 673 in {o["line"] for o in by_place[("json_call.py", 13)]["occurrences"]}  # TP2's cut head
+    assert all(o["line"] > first for o in by_place[("torch_cuda_query.py", 9)]["occurrences"])

@@ -10,6 +10,7 @@ from ._struct import replace
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context, parse_version
 from .culprit import entry_of, module_of, owner_of, package_of, source_root
+from .evidence import is_compile_machinery
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
 
@@ -652,6 +653,15 @@ def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+def _cut_in_compile(d: Diagnosis) -> bool:
+    """A traceback's head, cut inside torch.compile's own frames (another rank's lines took over the
+    stream): its "culprit" is only the call into the compiled function, not where dynamo failed."""
+    if d.exception is not None or d.complete or not d.chain:
+        return False
+    inner = d.chain[-1]
+    return is_compile_machinery(inner) or "torch/_dynamo/" in inner.file.replace("\\", "/")
+
+
 def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The finding an exception-less piece of the same source belongs to: dynamo's banner, compile
     machinery frames, FAILED INLINING or recompile lines, a `from user code:` block or a wrapper that
@@ -665,7 +675,7 @@ def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         if e is d or e.fatal < d.fatal or not e.occurrences:
             continue
         if d.culprit is not None and e.culprit is not None and (d.culprit.file, d.culprit.line) != (
-                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)):
+                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)) and not _cut_in_compile(d):
             continue
         near = [abs(o.line - line) for o in e.occurrences if o.source == src]
         if near and (best is None or min(near) < best[0]):
