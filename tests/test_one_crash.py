@@ -184,3 +184,24 @@ def test_cut_pieces_join_their_own_crash_in_a_log_of_two(tmp_path):
     assert set(by_place) == {("json_call.py", 13), ("torch_cuda_query.py", 9)}
     assert 673 in {o["line"] for o in by_place[("json_call.py", 13)]["occurrences"]}  # TP2's cut head
     assert all(o["line"] > first for o in by_place[("torch_cuda_query.py", 9)]["occurrences"])
+
+
+def test_a_copy_with_frames_elided_is_an_occurrence_of_the_whole_copy():
+    # docker compose around SGLang, pasted as markdown: the server's quote and the traceback both print the
+    # `from user code:` frames; the paste elided ("...") a run of them in the second copy.
+    d = _assert_one_report("case-0892")
+    assert [o["line"] for o in d["occurrences"]] == [36, 75]
+    assert (Path(d["culprit"]["file"]).name, d["culprit"]["line"]) == ("core.py", 179)
+
+
+def test_an_elided_copy_joins_its_own_traceback_not_another_crash_on_the_same_path(tmp_path):
+    """torch 2.13, two launches: one stops at `core.py:58`, the other reaches `core.py:179` through the same
+    outer frames. The elided copy of the second is the second's, and the two crashes stay two."""
+    log = tmp_path / "two-launches.log"
+    log.write_bytes(gzip.decompress((CASES / "case-0887.log.gz").read_bytes())
+                    + gzip.decompress((CASES / "case-0892.log.gz").read_bytes()))
+    first = sum(1 for _ in gzip.open(CASES / "case-0887.log.gz"))
+    fatal = _fatal(log)
+    by_place = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]): d for d in fatal}
+    assert len(fatal) == 2 and set(by_place) == {("core.py", 58), ("core.py", 179)}
+    assert [o["line"] for o in by_place[("core.py", 179)]["occurrences"]] == [first + 36, first + 75]

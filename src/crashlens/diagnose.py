@@ -757,6 +757,31 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | No
     return best[1] if best else None
 
 
+def _subsequence(part: tuple[Frame, ...], chain: tuple[Frame, ...]) -> bool:
+    it = iter((f.file, f.line) for f in chain)
+    return all(k in it for k in ((f.file, f.line) for f in part))  # `in` consumes: order is kept
+
+
+def _elided_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The fuller copy of a traceback that a paste's elision ("...") cut frames out of: the same finding,
+    the same innermost frame, and its frames are the fuller copy's, in order, with a run of them missing."""
+    if len(d.chain) < 2 or not d.fatal or not d.occurrences:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.signature != d.signature or len(e.chain) <= len(d.chain) \
+                or (e.chain[-1].file, e.chain[-1].line) != (d.chain[-1].file, d.chain[-1].line) \
+                or (e.exception != d.exception and not (
+                    e.exception and d.exception and _same_exception_line(e.exception, d.exception))) \
+                or not _subsequence(d.chain, e.chain):
+            continue
+        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
+        if near and (best is None or min(near) < best[0]):
+            best = (min(near), e)
+    return best[1] if best else None
+
+
 def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
@@ -772,8 +797,10 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
     for d in diags:
-        h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _evidence_host(d, shown) \
-            or _announced_host(d, typed) or _caused_host(d, diags) or _same_exception_host(d, diags)
+        # a copy of the same traceback first: its own fuller copy, before any other crash it could be part of
+        h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _elided_host(d, diags) \
+            or _evidence_host(d, shown) or _announced_host(d, typed) or _caused_host(d, diags) \
+            or _same_exception_host(d, diags)
         if h is not None:
             into[id(d)] = id(h)
 
