@@ -124,3 +124,84 @@ def test_a_cause_joins_the_exception_after_it_never_another_crash(tmp_path, orde
     stop = next(d for d in fatal if d["signature"] == "next-without-default")
     first = 1 if order[0] == "case-0989" else sum(1 for _ in gzip.open(CASES / "case-0811.log.gz")) + 1
     assert min(o["line"] for o in stop["occurrences"]) == first + 4  # its cause line is one of its own
+
+
+# The same exception line printed twice, one copy cut: by another rank's lines (8 ranks interleaved), by a
+# paste's elision ("..."), by a lost newline that ran it into the next line. The cut copy names a shallower
+# frame, or none, and is an occurrence of the full one.
+@pytest.mark.parametrize("case", [
+    "case-0149",  # pytest, the summary's copy
+    "case-0773",  # vLLM 0.11+, markdown elisions
+    "case-0856",  # SGLang 8 ranks, markdown
+    "case-1050",  # vLLM 0.11+, markdown
+    "case-0495",  # quoted inside another error, `\n` escaped
+    "case-0906",  # lost newlines
+    "case-0102",  # Ray, lost newlines: the copy's message runs on into `from user code:`
+    "case-0354",  # SGLang 8 ranks, head cut
+    "case-0105",  # not a dynamo failure: an AttributeError on 8 ranks, markdown
+])
+def test_a_cut_copy_of_the_same_exception_is_an_occurrence_of_the_full_one(case):
+    _assert_one_report(case)
+
+
+def test_the_same_exception_line_at_two_places_stays_two_crashes(tmp_path):
+    """torch 2.13 says `TorchRuntimeError: Tensor device mismatch` for the user's own mismatch and for one in a
+    library: two runs' logs in one file are two crashes, and the cut copy in the second joins its own."""
+    log = tmp_path / "two-launches.log"
+    log.write_bytes(gzip.decompress((CASES / "case-0934.log.gz").read_bytes())
+                    + gzip.decompress((CASES / "case-0856.log.gz").read_bytes()))
+    fatal = _fatal(log)
+    assert len(fatal) == 2, [(d["signature"], d["culprit"]) for d in fatal]
+    by_place = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]): d for d in fatal}
+    assert set(by_place) == {("fake_device_mismatch.py", 18), ("sampling.py", 64)}
+    first = sum(1 for _ in gzip.open(CASES / "case-0934.log.gz"))
+    assert [o["line"] for o in by_place[("sampling.py", 64)]["occurrences"]] == [1]
+    lines = {o["line"] for o in by_place[("fake_device_mismatch.py", 18)]["occurrences"]}
+    assert min(lines) > first and first + 281 in lines  # its own ranks' copies, the cut one (TP1) too
+
+
+# With 8 ranks printing at once, another rank's prefixed line ends a rank's record: what is left of it is the
+# traceback's head, cut inside torch.compile's own frames, with no exception line. Its last user frame is
+# only the call into the compiled function; it is a piece of the crash printed beside it.
+@pytest.mark.parametrize("case", [
+    "case-0128",  # SGLang 8 ranks, torch 2.1
+    "case-0255",  # SGLang 8 ranks, head cut
+    "case-0312",  # vLLM 0.11+, markdown: cut at dynamo's own `unimplemented` frame
+    "case-0492",  # vLLM 0.11+, markdown
+])
+def test_a_traceback_head_cut_inside_torch_compile_is_a_piece_of_the_crash_beside_it(case):
+    _assert_one_report(case)
+
+
+def test_cut_pieces_join_their_own_crash_in_a_log_of_two(tmp_path):
+    log = tmp_path / "two-launches.log"
+    log.write_bytes(gzip.decompress((CASES / "case-0128.log.gz").read_bytes())
+                    + gzip.decompress((CASES / "case-0255.log.gz").read_bytes()))
+    first = sum(1 for _ in gzip.open(CASES / "case-0128.log.gz"))
+    fatal = _fatal(log)
+    assert len(fatal) == 2, [(d["signature"], d["culprit"]) for d in fatal]
+    by_place = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]): d for d in fatal}
+    assert set(by_place) == {("json_call.py", 13), ("torch_cuda_query.py", 9)}
+    assert 673 in {o["line"] for o in by_place[("json_call.py", 13)]["occurrences"]}  # TP2's cut head
+    assert all(o["line"] > first for o in by_place[("torch_cuda_query.py", 9)]["occurrences"])
+
+
+def test_a_copy_with_frames_elided_is_an_occurrence_of_the_whole_copy():
+    # docker compose around SGLang, pasted as markdown: the server's quote and the traceback both print the
+    # `from user code:` frames; the paste elided ("...") a run of them in the second copy.
+    d = _assert_one_report("case-0892")
+    assert [o["line"] for o in d["occurrences"]] == [36, 75]
+    assert (Path(d["culprit"]["file"]).name, d["culprit"]["line"]) == ("core.py", 179)
+
+
+def test_an_elided_copy_joins_its_own_traceback_not_another_crash_on_the_same_path(tmp_path):
+    """torch 2.13, two launches: one stops at `core.py:58`, the other reaches `core.py:179` through the same
+    outer frames. The elided copy of the second is the second's, and the two crashes stay two."""
+    log = tmp_path / "two-launches.log"
+    log.write_bytes(gzip.decompress((CASES / "case-0887.log.gz").read_bytes())
+                    + gzip.decompress((CASES / "case-0892.log.gz").read_bytes()))
+    first = sum(1 for _ in gzip.open(CASES / "case-0887.log.gz"))
+    fatal = _fatal(log)
+    by_place = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]): d for d in fatal}
+    assert len(fatal) == 2 and set(by_place) == {("core.py", 58), ("core.py", 179)}
+    assert [o["line"] for o in by_place[("core.py", 179)]["occurrences"]] == [first + 36, first + 75]

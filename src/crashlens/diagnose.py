@@ -10,6 +10,7 @@ from ._struct import replace
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context, parse_version
 from .culprit import entry_of, module_of, owner_of, package_of, source_root
+from .evidence import is_compile_machinery
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
 
@@ -681,6 +682,15 @@ def _quoting_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+def _cut_in_compile(d: Diagnosis) -> bool:
+    """A traceback's head, cut inside torch.compile's own frames (another rank's lines took over the
+    stream): its "culprit" is only the call into the compiled function, not where dynamo failed."""
+    if d.exception is not None or d.complete or not d.chain:
+        return False
+    inner = d.chain[-1]
+    return is_compile_machinery(inner) or "torch/_dynamo/" in inner.file.replace("\\", "/")
+
+
 def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The finding an exception-less piece of the same source belongs to: dynamo's banner, compile
     machinery frames, FAILED INLINING or recompile lines, a `from user code:` block or a wrapper that
@@ -694,7 +704,7 @@ def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         if e is d or e.fatal < d.fatal or not e.occurrences:
             continue
         if d.culprit is not None and e.culprit is not None and (d.culprit.file, d.culprit.line) != (
-                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)):
+                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)) and not _cut_in_compile(d):
             continue
         near = [abs(o.line - line) for o in e.occurrences if o.source == src]
         if near and (best is None or min(near) < best[0]):
@@ -741,6 +751,66 @@ def _caused_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+def _copy_rank(d: Diagnosis) -> tuple[bool, bool, int]:
+    return d.complete, d.culprit is not None, len(d.chain)
+
+
+def _same_exception_line(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    """The same exception line, one copy cut short or run on into the next line's text (a paste that lost
+    its newlines: `... {}  from user code:`)."""
+    if a[0] != b[0]:
+        return False
+    x, y = sorted((a[1].strip(), b[1].strip()), key=len)
+    return x == y or (len(x) >= MIN_QUOTED and y.startswith(x))
+
+
+def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The fuller copy of the same exception: a rank's copy that lost frames among the other ranks' lines,
+    or a paste's copy cut by an elision, prints the same exception line but names a shallower frame (or
+    none) as its culprit. Only where its culprit is one of the fuller copy's frames: the same message raised
+    at two different places is two crashes."""
+    if d.exception is None or not d.exception[0] or not d.exception[1].strip() or not d.fatal or not d.occurrences:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    mine = (d.culprit.file, d.culprit.line) if d.culprit is not None else None
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.exception is None or not _same_exception_line(e.exception, d.exception) \
+                or e.family != d.family or e.culprit is None or _copy_rank(e) <= _copy_rank(d):
+            continue
+        if mine is not None and mine not in {(f.file, f.line) for f in e.chain}:
+            continue
+        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
+        if near and (best is None or min(near) < best[0]):
+            best = (min(near), e)  # of two crashes with this exception line, the copy's neighbour
+    return best[1] if best else None
+
+
+def _subsequence(part: tuple[Frame, ...], chain: tuple[Frame, ...]) -> bool:
+    it = iter((f.file, f.line) for f in chain)
+    return all(k in it for k in ((f.file, f.line) for f in part))  # `in` consumes: order is kept
+
+
+def _elided_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The fuller copy of a traceback that a paste's elision ("...") cut frames out of: the same finding,
+    the same innermost frame, and its frames are the fuller copy's, in order, with a run of them missing."""
+    if len(d.chain) < 2 or not d.fatal or not d.occurrences:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.signature != d.signature or len(e.chain) <= len(d.chain) \
+                or (e.chain[-1].file, e.chain[-1].line) != (d.chain[-1].file, d.chain[-1].line) \
+                or (e.exception != d.exception and not (
+                    e.exception and d.exception and _same_exception_line(e.exception, d.exception))) \
+                or not _subsequence(d.chain, e.chain):
+            continue
+        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
+        if near and (best is None or min(near) < best[0]):
+            best = (min(near), e)
+    return best[1] if best else None
+
+
 def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
@@ -751,13 +821,15 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     raised = [d for d in diags if d.fatal and d.chain and d.exception is not None and d.exception[0]
               and not _typed_dynamo(d)]
     shown = [d for d in diags if d.family == "dynamo" and d.evidence is None and d.exception is not None]
-    if not shown and not raised and not any(d.announces for d in diags):
+    if len(diags) < 2:
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
     for d in diags:
-        h = _quoted_host(d, typed) or _quoted_host(d, raised) or _quoting_host(d, typed) or _copy_host(d, diags) \
-            or _evidence_host(d, shown) or _announced_host(d, typed) or _caused_host(d, diags)
+        # a copy of the same traceback first: its own fuller copy, before any other crash it could be part of
+        h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _elided_host(d, diags) \
+            or _quoting_host(d, typed) or _evidence_host(d, shown) or _announced_host(d, typed) \
+            or _caused_host(d, diags) or _same_exception_host(d, diags)
         if h is not None:
             into[id(d)] = id(h)
 
