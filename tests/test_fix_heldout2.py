@@ -70,3 +70,16 @@ def test_a_derived_fake_of_a_loader_with_no_tensor_argument_puts_its_outputs_whe
         assert len(call.args) == 2, ast.unparse(call)
     assert "o.device" in text and "device or dev" in src
     assert reverted(repro, "heldout2/adapter_json.py") and not (repro / shim).exists()
+
+
+# --- the is_compiling guard: a check that only reports, an attribute read back -----------------------
+
+
+def test_a_store_on_self_that_forward_reads_back_is_not_skipped(repro: Path) -> None:
+    """`if self.weight is None: g = torch.Generator()...; self.weight = nn.Parameter(...)`, then
+    `x @ self.weight.t()`: guarding the creation would leave self.weight None under compile."""
+    f = repro / "heldout2" / "lazy_param.py"
+    before = f.read_bytes()
+    p = cl("fix", str(LOGS / "heldout2-lazy-param.log"), "--apply", cwd=repro)
+    assert p.returncode == 1 and "needs a person" in p.stderr and "used further on" in p.stderr
+    assert f.read_bytes() == before

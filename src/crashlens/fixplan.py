@@ -1126,9 +1126,32 @@ def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.st
                 todo |= _stores(st) - seen
                 continue
             return None
-    # a store into an attribute or item (self.x = ..., os.environ[...] = ...) stays in the object: fine;
-    # a local name that nothing reads after is fine too
+    # a store into an attribute or item (self.x = ..., os.environ[...] = ...) stays in the object: fine,
+    # unless the function reads it back (`if self.w is None: ... self.w = P(...)`, then `x @ self.w`):
+    # skipped under compile, the read would find what eager never leaves there. A local name that nothing
+    # reads after is fine too.
+    if _reads_back(fn, group):
+        return None
     return group
+
+
+def _reads_back(fn: ast.AST, group: list[ast.stmt]) -> bool:
+    """Whether `fn` loads, outside the statements of `group`, an attribute or item one of them stores."""
+    stored: set[str] = set()
+    inside: set[int] = set()
+    for st in group:
+        inside |= {id(n) for n in ast.walk(st)}
+        for node in ast.walk(st):
+            if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+                stored.add(ast.unparse(node))
+    if not stored:
+        return False
+    for node in ast.walk(fn):
+        if id(node) in inside or not isinstance(node, (ast.Attribute, ast.Subscript)):
+            continue
+        if isinstance(node.ctx, ast.Load) and ast.unparse(node) in stored:
+            return True
+    return False
 
 
 def _bookkeeping_stores(block: ast.With) -> set[str] | None:
