@@ -75,6 +75,40 @@ def test_a_derived_fake_of_a_loader_with_no_tensor_argument_puts_its_outputs_whe
 # --- the is_compiling guard: a check that only reports, an attribute read back -----------------------
 
 
+def test_a_tensor_check_that_only_logs_is_guarded_whole(repro: Path) -> None:
+    """`if torch.isnan(y).any(): logger.warning(...)`: no torch.where (nothing is assigned); the check only
+    reports, so under compile it is skipped whole and forward still returns y."""
+    text = apply_and_read(repro, "heldout2-nan-warning.log", "heldout2/nan_warning.py")
+    fwd = forward_of(text)
+    guard = next(st for st in fwd.body if isinstance(st, ast.If) and "is_compiling" in ast.unparse(st.test))
+    assert isinstance(guard.body[0], ast.If) and "isnan" in ast.unparse(guard.body[0].test)
+    assert isinstance(fwd.body[-1], ast.Return) and ast.unparse(fwd.body[-1]) == "return y"
+    assert reverted(repro, "heldout2/nan_warning.py")
+
+
+def test_a_time_stamp_read_only_by_a_warning_branch_is_guarded_with_that_branch(repro: Path) -> None:
+    """`start = time.monotonic()` ... `if time.monotonic() - start > budget: warnings.warn(...)`: `start`
+    feeds only a branch that reports, so both are skipped under compile; the computation stays."""
+    text = apply_and_read(repro, "heldout2-deadline-check.log", "heldout2/deadline_check.py")
+    fwd = forward_of(text)
+    guards = [st for st in fwd.body if isinstance(st, ast.If) and "is_compiling" in ast.unparse(st.test)]
+    assert len(guards) == 2
+    assert "time.monotonic()" in ast.unparse(guards[0].body[0]) and "warnings.warn" in ast.unparse(guards[1])
+    assert any("gelu" in ast.unparse(st) and not isinstance(st, ast.If) for st in fwd.body)
+    assert reverted(repro, "heldout2/deadline_check.py")
+
+
+def test_a_branch_that_raises_is_never_guarded(repro: Path) -> None:
+    """The same check with a raise instead of a log call: skipping it under compile would hide a failure."""
+    f = repro / "heldout2" / "nan_warning.py"
+    f.write_text(f.read_text().replace('logger.warning("NaN in CheckedBlock output")',
+                                       'raise FloatingPointError("NaN in CheckedBlock output")'))
+    before = f.read_bytes()
+    p = cl("fix", str(LOGS / "heldout2-nan-warning.log"), "--apply", cwd=repro)
+    assert p.returncode == 1 and "needs a person" in p.stderr
+    assert f.read_bytes() == before
+
+
 def test_a_store_on_self_that_forward_reads_back_is_not_skipped(repro: Path) -> None:
     """`if self.weight is None: g = torch.Generator()...; self.weight = nn.Parameter(...)`, then
     `x @ self.weight.t()`: guarding the creation would leave self.weight None under compile."""

@@ -1020,12 +1020,18 @@ def _plan_guard(s: Situation, loc: Locator) -> Plan | None:
     fn = _func_at(tree, where.line)
     if fn is None:
         raise PlanError("the statement is at module level")
-    if isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.FunctionDef, ast.ClassDef,
-                         ast.Return, ast.Import, ast.ImportFrom)):
+    group: list[ast.stmt] | None
+    if isinstance(stmt, ast.If) and where.line == stmt.lineno and _reports_only(stmt, fn):
+        # `if torch.isnan(y).any(): logger.warning(...)`: a check that only reports; under compile the
+        # whole check is skipped (its test is what dynamo could not branch on)
+        group = [stmt]
+    elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.FunctionDef, ast.ClassDef,
+                           ast.Return, ast.Import, ast.ImportFrom)):
         return None
-    if isinstance(stmt, ast.With) and where.line != stmt.lineno:
+    elif isinstance(stmt, ast.With) and where.line != stmt.lineno:
         return None  # a statement inside the block: the block's own statement is the culprit then
-    group = _dead_under_compile(fn, stmt)
+    else:
+        group = _dead_under_compile(fn, stmt)
     if group is None:
         raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
                         "skipping it under compile would change what the code computes")
@@ -1106,14 +1112,21 @@ def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.st
         name = todo.pop()
         seen.add(name)
         for head in compound_heads:
+            if any(head is n for g in group for n in ast.walk(g)):
+                continue
             test = getattr(head, "test", None) or getattr(head, "iter", None)
             items = getattr(head, "items", None)
             exprs = [test] if test is not None else [i.context_expr for i in items or []]
             if any(name in _loads(e) for e in exprs if e is not None):
+                if isinstance(head, ast.If) and _reports_only(head, fn):
+                    group.append(head)  # `if time.monotonic() - start > budget: warnings.warn(...)`
+                    continue
                 return None
         for st in simple:
             if st in group or st.lineno <= stmt.lineno and st is not stmt and name not in _loads(st):
                 continue
+            if any(st is n for g in group if isinstance(g, ast.If) for n in ast.walk(g)):
+                continue  # inside a reporting `if` that is skipped whole
             if name not in _loads(st):
                 continue
             if isinstance(st, ast.Return):
@@ -1152,6 +1165,31 @@ def _reads_back(fn: ast.AST, group: list[ast.stmt]) -> bool:
         if isinstance(node.ctx, ast.Load) and ast.unparse(node) in stored:
             return True
     return False
+
+
+def _reports_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """An `if` whose branches only report: calls of a module-level name or a builtin (a logger, warnings,
+    print, a metrics package) whose results nothing keeps. No assignment, no raise or assert (skipping a
+    check that stops the program would hide a failure), no return, no call on the function's own values
+    (`y.add_(1)` changes what it computes)."""
+    local = _function_locals(fn)
+
+    def ok(body: list[ast.stmt]) -> bool:
+        for st in body:
+            if isinstance(st, ast.Pass):
+                continue
+            if isinstance(st, ast.If):
+                if not ok(st.body) or not ok(st.orelse):
+                    return False
+                continue
+            if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)):
+                return False
+            root = _root_name(st.value.func)
+            if root is None or root in local or root in ("self", "cls"):
+                return False
+        return True
+
+    return bool(node.body) and ok(node.body) and ok(node.orelse)
 
 
 def _bookkeeping_stores(block: ast.With) -> set[str] | None:
