@@ -117,3 +117,44 @@ def test_a_store_on_self_that_forward_reads_back_is_not_skipped(repro: Path) -> 
     p = cl("fix", str(LOGS / "heldout2-lazy-param.log"), "--apply", cwd=repro)
     assert p.returncode == 1 and "needs a person" in p.stderr and "used further on" in p.stderr
     assert f.read_bytes() == before
+
+
+# --- a context manager dynamo cannot enter ------------------------------------------------------------
+
+
+def _with_items(fn: ast.FunctionDef) -> list[str]:
+    return [ast.unparse(i.context_expr) for n in ast.walk(fn) if isinstance(n, ast.With) for i in n.items]
+
+
+def test_a_timing_span_is_entered_only_in_eager_at_the_users_with(repro: Path) -> None:
+    """`with telemetry.span("attention"): h, _ = self.attn(...)`: the span (a contextlib.contextmanager in a
+    library, timing with perf_counter under a lock) is no constant to assume, and the block computes the
+    result. The user's `with` enters a nullcontext under compile; the library is not patched."""
+    doc = plan(repro, "heldout2-span-timing.log")
+    assert doc["kind"] == "guard" and "assume_constant" not in str(doc["diff"])
+    assert all("site-packages" not in str(f) for f in doc["files"])  # type: ignore[union-attr]
+    text = apply_and_read(repro, "heldout2-span-timing.log", "heldout2/span_timing.py")
+    tree = ast.parse(text)
+    assert any(isinstance(n, ast.Import) and n.names[0].name == "contextlib" for n in tree.body)
+    item = _with_items(forward_of(text))[0]
+    assert "telemetry.span('attention')" in item and "is_compiling()" in item and "nullcontext()" in item
+    assert "h, _ = self.attn(x, x, x, need_weights=False)" in text  # the block itself is unchanged
+    assert reverted(repro, "heldout2/span_timing.py", "heldout2/site-packages/telemetry/__init__.py")
+
+
+def test_a_lock_around_a_cache_fill_is_entered_only_in_eager(repro: Path) -> None:
+    """Double-checked locking around a module-level table cache: the block computes what the function
+    returns, so it cannot be skipped; it runs, without the lock, under compile."""
+    text = apply_and_read(repro, "heldout2-lock-table.log", "heldout2/lock_table.py")
+    fn = forward_of(text, "rope_table")
+    assert _with_items(fn) == ["_TABLES_LOCK if not torch.compiler.is_compiling() else contextlib.nullcontext()"]
+    assert "_TABLES[key] = torch.outer(" in ast.unparse(fn)
+    assert reverted(repro, "heldout2/lock_table.py")
+
+
+def test_a_context_manager_whose_value_the_block_uses_is_not_replaced(repro: Path) -> None:
+    """`with open(path) as f: spec = json.load(f)` (the culprit, in load_delta): a nullcontext would give
+    the block None for `f`; the guard gives way, and the fix is the opaque op at the caller."""
+    doc = plan(repro, "heldout2-adapter-json.log")
+    assert doc["kind"] == "custom-op"
+    assert "nullcontext" not in str(doc["diff"]) and "is_compiling" not in str(doc["diff"])

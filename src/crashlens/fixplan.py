@@ -909,6 +909,8 @@ def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple
 
 def _returns_plain_values(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Results dynamo keeps as constants: numbers, strings, bools, containers of them (not instances)."""
+    if _is_generator(fn):
+        return False  # a generator, or a context manager made of one: an object used once, not a value
     if fn.returns is not None:
         text = ast.unparse(fn.returns).replace(" ", "")
         return bool(re.fullmatch(r"(?:int|float|bool|str|bytes|None|dict|list|tuple|Optional\[\w+\]"
@@ -923,6 +925,11 @@ def _returns_plain_values(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                 if name[:1].isupper():
                     return False
     return True
+
+
+def _is_generator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`fn` yields (its own `yield`, not a nested function's): calling it makes a generator object."""
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) and _owner(fn, n) for n in ast.walk(fn))
 
 
 def _call_items(call: ast.Call) -> list[tuple[int | str, ast.expr]]:
@@ -1013,6 +1020,93 @@ def _side_effect_only(stmt: ast.stmt) -> bool:
 
 
 def _plan_guard(s: Situation, loc: Locator) -> Plan | None:
+    """The statement dynamo could not trace, skipped under compile; or the `with` it was entering.
+    A `with` above the culprit comes first (the manager's own code, and every blocker in it, is left
+    out at once, as an opaque op at a library's entry point does); one at the culprit comes after the
+    statement guard (`with self._lock: self.calls += 1` is guarded whole)."""
+    above = _plan_guard_context(s, loc, above_culprit=True)
+    if above is not None:
+        return above
+    try:
+        plan = _plan_guard_stmt(s, loc)
+    except PlanError as e:
+        plan, error = None, e
+    else:
+        error = None
+    if plan is None:
+        plan = _plan_guard_context(s, loc, above_culprit=False)
+    if plan is None and error is not None:
+        raise error
+    return plan
+
+
+def _plan_guard_context(s: Situation, loc: Locator, above_culprit: bool) -> Plan | None:
+    """`with telemetry.span("attn"):` / `with _LOCK:` that dynamo cannot enter, when the block does not use
+    what the manager gives (no `as`, or a name nothing reads): under compile the block runs in a
+    contextlib.nullcontext() instead; eager enters the manager as before. The outermost such `with` of
+    the chain (above the culprit's frame, or the culprit's own), where dynamo was entering it."""
+    frames = list(s.chain)
+    at = next((i for i, f in enumerate(frames) if s.culprit is not None and f.file == s.culprit.file
+               and f.line == s.culprit.line), len(frames) - 1)
+    frames = frames[:at] if above_culprit else frames[at:at + 1]
+    for f in frames:
+        try:
+            where = loc.locate(f)
+        except PlanError:
+            continue
+        tree = _parse(where.path)
+        node = _with_header_at(tree, where.line)
+        if node is None:
+            continue
+        fn = _func_at(tree, where.line)
+        if fn is None:
+            continue
+        items = [i for i in node.items
+                 if i.context_expr.lineno <= where.line <= (i.context_expr.end_lineno or i.context_expr.lineno)]
+        if len(items) != 1:
+            items = node.items if len(node.items) == 1 else []
+        if not items:
+            raise PlanError(f"{_rel(where.path)}:{where.line}: several context managers on the line: guard by hand")
+        item = items[0]
+        bound = {n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name)}             if item.optional_vars is not None else set()
+        if bound & {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name)}:
+            raise PlanError(f"{_rel(where.path)}:{where.line}: the block uses what the context manager gives "
+                            f"(`as {ast.unparse(item.optional_vars)}`)")
+        text = _read(where.path)
+        expr = item.context_expr
+        new_text = _replace_span(text, expr, fill(_need("guard-context", s.torch), expr=ast.unparse(expr)))
+        new_tree = ast.parse(new_text)
+        add = []
+        if not any(isinstance(n, ast.Import) and any(a.name == "contextlib" and a.asname is None for a in n.names)
+                   for n in tree.body):
+            add.append(_need("contextlib-import", s.torch))
+        if not _has_torch_import(tree):
+            add.append(_need("torch-import", s.torch))
+        if add:
+            new_text = _insert_after_imports(new_text, add, new_tree)
+        rel = f"{_rel(where.path)}:{node.lineno}"
+        kind_of = "a library patch" if "site-packages" in where.path else "your code"
+        notes = (f"{rel}: `{ast.unparse(expr)}` is entered only in eager now ({kind_of}); under torch.compile "
+                 "the block runs in contextlib.nullcontext() (what the manager does around it, a timing, a lock, "
+                 "happens in eager only)",) + ((where.moved,) if where.moved else ())
+        return Plan("guard", f"Enter `{ast.unparse(expr)}` at {rel} only when not compiling", notes,
+                    (FileEdit(where.path, text, new_text),), f"guard-context:{where.path}:{node.lineno}",
+                    s.diagnosis.id, s.diagnosis.signature)
+    return None
+
+
+def _with_header_at(tree: ast.AST, line: int) -> ast.With | ast.AsyncWith | None:
+    """The innermost `with` whose header (its context expressions, not its block) spans `line`."""
+    best = None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.With, ast.AsyncWith)):
+            end = max((i.context_expr.end_lineno or i.context_expr.lineno) for i in n.items)
+            if n.lineno <= line <= end and (best is None or n.lineno >= best.lineno):
+                best = n
+    return best
+
+
+def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     found = _culprit_stmt(s, loc)
     if found is None:
         return None
@@ -1337,6 +1431,8 @@ def _hoist_call_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pl
     cfn = _func_named(ctree, callee_f.function, callee.line)
     if cfn is None or _return_schema(cfn, ctree) is not None:
         return None  # it returns tensors: a module-level value would freeze them
+    if _is_generator(cfn):
+        return None  # a generator or context manager made once would be used up by the first call
     fn = _func_at(tree, site.line)
     if fn is None or _top_level_of(tree, fn.lineno) is None:
         return None
