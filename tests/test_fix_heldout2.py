@@ -158,3 +158,16 @@ def test_a_context_manager_whose_value_the_block_uses_is_not_replaced(repro: Pat
     doc = plan(repro, "heldout2-adapter-json.log")
     assert doc["kind"] == "custom-op"
     assert "nullcontext" not in str(doc["diff"]) and "is_compiling" not in str(doc["diff"])
+
+
+# --- assume_constant_result under functools.cache -----------------------------------------------------
+
+
+def test_assume_constant_goes_on_the_def_under_functools_cache(repro: Path) -> None:
+    """dynamo traces through functools.cache's wrapper to the function it wraps: a mark on the wrapper is
+    never seen (the same crash came back). The decorator goes on the def, below @functools.cache."""
+    text = apply_and_read(repro, "heldout2-machine-probe.log", "heldout2/machine_probe.py")
+    fn = forward_of(text, "machine")
+    decos = [ast.unparse(d) for d in fn.decorator_list]
+    assert decos == ["functools.cache", "torch.compiler.assume_constant_result"]
+    assert reverted(repro, "heldout2/machine_probe.py")

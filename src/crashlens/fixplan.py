@@ -897,7 +897,11 @@ def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple
     nl = _newline(text)
     new_lines = [indent + deco + nl]
     tree_mod = tree
-    out = lines[: first - 1] + new_lines + lines[first - 1 :]
+    # assume_constant_result marks the function it is given; dynamo traces through wrappers such as
+    # functools.cache (to the function they wrap), so the mark goes on the def itself, under every other
+    # decorator. disable wraps whatever it is given: outermost.
+    at = fn.lineno if kind == "assume-constant" else first
+    out = lines[: at - 1] + new_lines + lines[at - 1 :]
     new_text = "".join(out)
     if not _has_torch_import(tree_mod):
         new_text = _insert_after_imports(new_text, [_need("torch-import", s.torch)], ast.parse(new_text))
