@@ -66,9 +66,10 @@ def test_a_lock_held_for_bookkeeping_is_guarded_as_one_block(repro: Path) -> Non
     assert (repro / "heldout" / "counted_layer.py").read_bytes() == (REPRO / "heldout" / "counted_layer.py").read_bytes()
 
 
-def test_a_lock_whose_block_computes_what_forward_returns_is_left_to_a_person(repro: Path) -> None:
+def test_a_lock_whose_block_computes_what_forward_returns_keeps_its_block(repro: Path) -> None:
     """Same crash, same line; but here the block computes a value the result uses: skipping it would change
-    the output, so there is no guard."""
+    the output, so the block is not guarded. It runs under compile without the lock (a nullcontext); eager
+    takes the lock as before."""
     f = repro / "heldout" / "counted_layer.py"
     text = f.read_text()
     text = text.replace("            self.calls += 1\n", "            n = self.calls + 1\n")
@@ -76,7 +77,14 @@ def test_a_lock_whose_block_computes_what_forward_returns_is_left_to_a_person(re
     f.write_text(text)
     before = f.read_bytes()
     p = cl("fix", str(LOGS / "heldout-counted-layer.log"), "--apply", cwd=repro)
-    assert p.returncode == 1 and "needs a person" in p.stderr
+    assert p.returncode == 0, p.stderr
+    fwd = next(n for n in ast.walk(ast.parse(f.read_text())) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    block = fwd.body[0]
+    assert isinstance(block, ast.With)
+    assert ast.unparse(block.items[0].context_expr) == (
+        "self._lock if not torch.compiler.is_compiling() else contextlib.nullcontext()")
+    assert ast.unparse(block.body[0]) == "n = self.calls + 1"  # computed under compile as in eager
+    assert cl("fix", "--revert", cwd=repro).returncode == 0
     assert f.read_bytes() == before
 
 

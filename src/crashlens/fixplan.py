@@ -897,7 +897,11 @@ def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple
     nl = _newline(text)
     new_lines = [indent + deco + nl]
     tree_mod = tree
-    out = lines[: first - 1] + new_lines + lines[first - 1 :]
+    # assume_constant_result marks the function it is given; dynamo traces through wrappers such as
+    # functools.cache (to the function they wrap), so the mark goes on the def itself, under every other
+    # decorator. disable wraps whatever it is given: outermost.
+    at = fn.lineno if kind == "assume-constant" else first
+    out = lines[: at - 1] + new_lines + lines[at - 1 :]
     new_text = "".join(out)
     if not _has_torch_import(tree_mod):
         new_text = _insert_after_imports(new_text, [_need("torch-import", s.torch)], ast.parse(new_text))
@@ -909,6 +913,8 @@ def _decorate_for(s: Situation, loc: Locator, kind: str, title: str, pair: tuple
 
 def _returns_plain_values(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Results dynamo keeps as constants: numbers, strings, bools, containers of them (not instances)."""
+    if _is_generator(fn):
+        return False  # a generator, or a context manager made of one: an object used once, not a value
     if fn.returns is not None:
         text = ast.unparse(fn.returns).replace(" ", "")
         return bool(re.fullmatch(r"(?:int|float|bool|str|bytes|None|dict|list|tuple|Optional\[\w+\]"
@@ -923,6 +929,11 @@ def _returns_plain_values(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                 if name[:1].isupper():
                     return False
     return True
+
+
+def _is_generator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`fn` yields (its own `yield`, not a nested function's): calling it makes a generator object."""
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) and _owner(fn, n) for n in ast.walk(fn))
 
 
 def _call_items(call: ast.Call) -> list[tuple[int | str, ast.expr]]:
@@ -1013,6 +1024,93 @@ def _side_effect_only(stmt: ast.stmt) -> bool:
 
 
 def _plan_guard(s: Situation, loc: Locator) -> Plan | None:
+    """The statement dynamo could not trace, skipped under compile; or the `with` it was entering.
+    A `with` above the culprit comes first (the manager's own code, and every blocker in it, is left
+    out at once, as an opaque op at a library's entry point does); one at the culprit comes after the
+    statement guard (`with self._lock: self.calls += 1` is guarded whole)."""
+    above = _plan_guard_context(s, loc, above_culprit=True)
+    if above is not None:
+        return above
+    try:
+        plan = _plan_guard_stmt(s, loc)
+    except PlanError as e:
+        plan, error = None, e
+    else:
+        error = None
+    if plan is None:
+        plan = _plan_guard_context(s, loc, above_culprit=False)
+    if plan is None and error is not None:
+        raise error
+    return plan
+
+
+def _plan_guard_context(s: Situation, loc: Locator, above_culprit: bool) -> Plan | None:
+    """`with telemetry.span("attn"):` / `with _LOCK:` that dynamo cannot enter, when the block does not use
+    what the manager gives (no `as`, or a name nothing reads): under compile the block runs in a
+    contextlib.nullcontext() instead; eager enters the manager as before. The outermost such `with` of
+    the chain (above the culprit's frame, or the culprit's own), where dynamo was entering it."""
+    frames = list(s.chain)
+    at = next((i for i, f in enumerate(frames) if s.culprit is not None and f.file == s.culprit.file
+               and f.line == s.culprit.line), len(frames) - 1)
+    frames = frames[:at] if above_culprit else frames[at:at + 1]
+    for f in frames:
+        try:
+            where = loc.locate(f)
+        except PlanError:
+            continue
+        tree = _parse(where.path)
+        node = _with_header_at(tree, where.line)
+        if node is None:
+            continue
+        fn = _func_at(tree, where.line)
+        if fn is None:
+            continue
+        items = [i for i in node.items
+                 if i.context_expr.lineno <= where.line <= (i.context_expr.end_lineno or i.context_expr.lineno)]
+        if len(items) != 1:
+            items = node.items if len(node.items) == 1 else []
+        if not items:
+            raise PlanError(f"{_rel(where.path)}:{where.line}: several context managers on the line: guard by hand")
+        item = items[0]
+        bound = {n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name)}             if item.optional_vars is not None else set()
+        if bound & {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name)}:
+            raise PlanError(f"{_rel(where.path)}:{where.line}: the block uses what the context manager gives "
+                            f"(`as {ast.unparse(item.optional_vars)}`)")
+        text = _read(where.path)
+        expr = item.context_expr
+        new_text = _replace_span(text, expr, fill(_need("guard-context", s.torch), expr=ast.unparse(expr)))
+        new_tree = ast.parse(new_text)
+        add = []
+        if not any(isinstance(n, ast.Import) and any(a.name == "contextlib" and a.asname is None for a in n.names)
+                   for n in tree.body):
+            add.append(_need("contextlib-import", s.torch))
+        if not _has_torch_import(tree):
+            add.append(_need("torch-import", s.torch))
+        if add:
+            new_text = _insert_after_imports(new_text, add, new_tree)
+        rel = f"{_rel(where.path)}:{node.lineno}"
+        kind_of = "a library patch" if "site-packages" in where.path else "your code"
+        notes = (f"{rel}: `{ast.unparse(expr)}` is entered only in eager now ({kind_of}); under torch.compile "
+                 "the block runs in contextlib.nullcontext() (what the manager does around it, a timing, a lock, "
+                 "happens in eager only)",) + ((where.moved,) if where.moved else ())
+        return Plan("guard", f"Enter `{ast.unparse(expr)}` at {rel} only when not compiling", notes,
+                    (FileEdit(where.path, text, new_text),), f"guard-context:{where.path}:{node.lineno}",
+                    s.diagnosis.id, s.diagnosis.signature)
+    return None
+
+
+def _with_header_at(tree: ast.AST, line: int) -> ast.With | ast.AsyncWith | None:
+    """The innermost `with` whose header (its context expressions, not its block) spans `line`."""
+    best = None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.With, ast.AsyncWith)):
+            end = max((i.context_expr.end_lineno or i.context_expr.lineno) for i in n.items)
+            if n.lineno <= line <= end and (best is None or n.lineno >= best.lineno):
+                best = n
+    return best
+
+
+def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     found = _culprit_stmt(s, loc)
     if found is None:
         return None
@@ -1020,12 +1118,18 @@ def _plan_guard(s: Situation, loc: Locator) -> Plan | None:
     fn = _func_at(tree, where.line)
     if fn is None:
         raise PlanError("the statement is at module level")
-    if isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.FunctionDef, ast.ClassDef,
-                         ast.Return, ast.Import, ast.ImportFrom)):
+    group: list[ast.stmt] | None
+    if isinstance(stmt, ast.If) and where.line == stmt.lineno and _reports_only(stmt, fn):
+        # `if torch.isnan(y).any(): logger.warning(...)`: a check that only reports; under compile the
+        # whole check is skipped (its test is what dynamo could not branch on)
+        group = [stmt]
+    elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.FunctionDef, ast.ClassDef,
+                           ast.Return, ast.Import, ast.ImportFrom)):
         return None
-    if isinstance(stmt, ast.With) and where.line != stmt.lineno:
+    elif isinstance(stmt, ast.With) and where.line != stmt.lineno:
         return None  # a statement inside the block: the block's own statement is the culprit then
-    group = _dead_under_compile(fn, stmt)
+    else:
+        group = _dead_under_compile(fn, stmt)
     if group is None:
         raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
                         "skipping it under compile would change what the code computes")
@@ -1106,14 +1210,21 @@ def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.st
         name = todo.pop()
         seen.add(name)
         for head in compound_heads:
+            if any(head is n for g in group for n in ast.walk(g)):
+                continue
             test = getattr(head, "test", None) or getattr(head, "iter", None)
             items = getattr(head, "items", None)
             exprs = [test] if test is not None else [i.context_expr for i in items or []]
             if any(name in _loads(e) for e in exprs if e is not None):
+                if isinstance(head, ast.If) and _reports_only(head, fn):
+                    group.append(head)  # `if time.monotonic() - start > budget: warnings.warn(...)`
+                    continue
                 return None
         for st in simple:
             if st in group or st.lineno <= stmt.lineno and st is not stmt and name not in _loads(st):
                 continue
+            if any(st is n for g in group if isinstance(g, ast.If) for n in ast.walk(g)):
+                continue  # inside a reporting `if` that is skipped whole
             if name not in _loads(st):
                 continue
             if isinstance(st, ast.Return):
@@ -1126,9 +1237,57 @@ def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.st
                 todo |= _stores(st) - seen
                 continue
             return None
-    # a store into an attribute or item (self.x = ..., os.environ[...] = ...) stays in the object: fine;
-    # a local name that nothing reads after is fine too
+    # a store into an attribute or item (self.x = ..., os.environ[...] = ...) stays in the object: fine,
+    # unless the function reads it back (`if self.w is None: ... self.w = P(...)`, then `x @ self.w`):
+    # skipped under compile, the read would find what eager never leaves there. A local name that nothing
+    # reads after is fine too.
+    if _reads_back(fn, group):
+        return None
     return group
+
+
+def _reads_back(fn: ast.AST, group: list[ast.stmt]) -> bool:
+    """Whether `fn` loads, outside the statements of `group`, an attribute or item one of them stores."""
+    stored: set[str] = set()
+    inside: set[int] = set()
+    for st in group:
+        inside |= {id(n) for n in ast.walk(st)}
+        for node in ast.walk(st):
+            if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store):
+                stored.add(ast.unparse(node))
+    if not stored:
+        return False
+    for node in ast.walk(fn):
+        if id(node) in inside or not isinstance(node, (ast.Attribute, ast.Subscript)):
+            continue
+        if isinstance(node.ctx, ast.Load) and ast.unparse(node) in stored:
+            return True
+    return False
+
+
+def _reports_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """An `if` whose branches only report: calls of a module-level name or a builtin (a logger, warnings,
+    print, a metrics package) whose results nothing keeps. No assignment, no raise or assert (skipping a
+    check that stops the program would hide a failure), no return, no call on the function's own values
+    (`y.add_(1)` changes what it computes)."""
+    local = _function_locals(fn)
+
+    def ok(body: list[ast.stmt]) -> bool:
+        for st in body:
+            if isinstance(st, ast.Pass):
+                continue
+            if isinstance(st, ast.If):
+                if not ok(st.body) or not ok(st.orelse):
+                    return False
+                continue
+            if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)):
+                return False
+            root = _root_name(st.value.func)
+            if root is None or root in local or root in ("self", "cls"):
+                return False
+        return True
+
+    return bool(node.body) and ok(node.body) and ok(node.orelse)
 
 
 def _bookkeeping_stores(block: ast.With) -> set[str] | None:
@@ -1276,6 +1435,8 @@ def _hoist_call_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pl
     cfn = _func_named(ctree, callee_f.function, callee.line)
     if cfn is None or _return_schema(cfn, ctree) is not None:
         return None  # it returns tensors: a module-level value would freeze them
+    if _is_generator(cfn):
+        return None  # a generator or context manager made once would be used up by the first call
     fn = _func_at(tree, site.line)
     if fn is None or _top_level_of(tree, fn.lineno) is None:
         return None
