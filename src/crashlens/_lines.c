@@ -75,9 +75,15 @@ static int hits_add(Hits *h, Py_ssize_t index, Py_ssize_t start)
 
 static Py_ssize_t line_start(const unsigned char *s, Py_ssize_t pos)
 {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    /* glibc's memrchr reads a word or a vector at a time: a hit far into a long line looks back fast */
+    const unsigned char *nl = pos > 0 ? memrchr(s, '\n', (size_t)pos) : NULL;
+    return nl ? nl - s + 1 : 0;
+#else
     while (pos > 0 && s[pos - 1] != '\n')
         pos--;
     return pos;
+#endif
 }
 
 /* Byte by byte over s[from, to): newlines counted into *nl, lines of interest added to h.
