@@ -154,9 +154,10 @@ def _engine() -> Any:
             if not _engine_identity():
                 return None
             try:
-                from importlib.util import module_from_spec
-
-                mod = module_from_spec(_spec)
+                # The loader's own two steps (importlib.util.module_from_spec would cost its import).
+                mod = _spec.loader.create_module(_spec)
+                if mod is None:
+                    return None
                 _spec.loader.exec_module(mod)
             except (ImportError, OSError, ValueError):
                 return None
