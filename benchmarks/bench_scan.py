@@ -10,9 +10,11 @@ cached with a manifest) an SGLang-style log with 20 recorded crashes buried in i
 (benchmarks/gen_log.py), warms the page cache, then runs, pair by pair (A B A B ...):
     crashlens scan --format json FILE
     grep -c -F 'Traceback (most recent call last)' FILE
-and prints the median wall-time ratio (and the range over the pairs: a shared machine is noisy), how
-many of the 20 crashes crashlens found with the diagnosis each gets when scanned alone, and
-crashlens's peak RSS (from wait4, per run). Then the start-up time of `crashlens --version` and of
+and prints the median wall-time ratio (and the range over the pairs: a shared machine is noisy), the
+median CPU-time ratio (user + sys, from wait4: on a machine whose cores are shared with other work it
+moves less than wall time; crashlens's CPU is spread over its threads, so on idle cores its wall time is
+below it), the load average, how many of the 20 crashes crashlens found with the diagnosis each gets when
+scanned alone, and crashlens's peak RSS (from wait4, per run). Then the start-up time of `crashlens --version` and of
 scans of small logs with and without a crash. Not part of the test suite.
 """
 
@@ -40,15 +42,16 @@ def crashlens_cmd() -> list[str]:
     return [str(exe)] if exe.exists() else [shutil.which("crashlens") or "crashlens"]
 
 
-def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, int, bytes]:
-    """(wall seconds, peak RSS in bytes, stdout) of one run; RSS from the kernel's accounting of it."""
+def timed(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, int, bytes, float]:
+    """(wall seconds, peak RSS in bytes, stdout, CPU seconds: user + sys) of one run; RSS and CPU from
+    the kernel's accounting of it."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.DEVNULL)
     out = p.stdout.read() if p.stdout is not None else b""
     _, _, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     p.returncode = 0  # reaped above
-    return wall, ru.ru_maxrss * 1024, out
+    return wall, ru.ru_maxrss * 1024, out, ru.ru_utime + ru.ru_stime
 
 
 def warm(path: str) -> None:
@@ -68,26 +71,35 @@ def bench_size(label: str, size: int, pairs: int, tmp: str, shape: str = "traffi
     grep = [*GREP, path]
     a_times: list[float] = []
     b_times: list[float] = []
+    a_cpu: list[float] = []
+    b_cpu: list[float] = []
+    loads: list[float] = []
     rss = 0
     found = -1
     grep_count = -1
     problems: list[str] = []
     for i in range(pairs):
-        wall, peak, out = timed(cl, stdout=None)
+        wall, peak, out, cpu = timed(cl, stdout=None)
         a_times.append(wall)
+        a_cpu.append(cpu)
         rss = max(rss, peak)
         if i == 0:
             found, problems = gen_log.verify(crashes, json.loads(out))
         # Through a pipe, as crashlens's output: GNU grep stops at the first match when its output is
         # /dev/null, which would time something else.
-        wall, _, out = timed(grep, stdout=None)
+        wall, _, out, cpu = timed(grep, stdout=None)
         b_times.append(wall)
+        b_cpu.append(cpu)
+        loads.append(os.getloadavg()[0])
         grep_count = int(out)
     ratios = [a / b for a, b in zip(a_times, b_times)]
+    cpu_ratios = [a / max(b, 1e-3) for a, b in zip(a_cpu, b_cpu)]
     return {
         "size": label, "shape": shape, "bytes": os.path.getsize(path), "pairs": pairs, "generated_s": round(gen_s, 1),
         "crashlens_s": statistics.median(a_times), "grep_s": statistics.median(b_times),
         "ratio": statistics.median(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
+        "crashlens_cpu_s": statistics.median(a_cpu), "grep_cpu_s": statistics.median(b_cpu),
+        "cpu_ratio": statistics.median(cpu_ratios), "load": (min(loads), max(loads)),
         "found": found, "of": len(crashes),
         "peak_rss_mb": rss / 2**20, "problems": problems, "grep_count": grep_count,
     }
@@ -129,8 +141,10 @@ def main() -> int:
         r = rows[-1]
         if not a.json:
             print(f"{r['size']:>5} {r['shape']:<8}  ratio {r['ratio']:6.2f}x ({r['ratio_min']:.2f}-{r['ratio_max']:.2f})  "
-                  f"crashlens {r['crashlens_s']:7.2f}s  grep {r['grep_s']:6.3f}s  found {r['found']}/{r['of']}  "
-                  f"peak RSS {r['peak_rss_mb']:5.1f} MB  ({r['pairs']} pairs)", flush=True)
+                  f"crashlens {r['crashlens_s']:7.2f}s  grep {r['grep_s']:6.3f}s  "
+                  f"CPU ratio {r['cpu_ratio']:5.2f}x ({r['crashlens_cpu_s']:.2f}s / {r['grep_cpu_s']:.3f}s)  "
+                  f"found {r['found']}/{r['of']}  peak RSS {r['peak_rss_mb']:5.1f} MB  ({r['pairs']} pairs, "
+                  f"load {r['load'][0]:.1f}-{r['load'][1]:.1f})", flush=True)
             for p in r["problems"]:  # type: ignore[attr-defined]
                 print(f"       {p}")
     st = startup(a.startup_runs)

@@ -431,6 +431,38 @@ def test_lines_of_a_known_shape_are_left_out(parts, data) -> None:
     assert got == (want, [starts[i] for i in want])
 
 
+@pytest.mark.skipif(not NATIVE, reason="crashlens._lines is not built here")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"1", b"7", b"\n", b"\r", b"\x01", b"\x7f", b"\t", b" ", b"Error", b"x" * 9,
+                                 b".X", b"y" * 70]), max_size=80), st.data())
+def test_lines_left_out_or_set_aside_in_the_pass_are_those_drop_known_sorts_out(parts, data) -> None:
+    """Finder.locate(known=, aside=) leaves out and sets apart in its one pass exactly the lines that
+    drop_known sorts out of what it found, on every loop this machine has; and shape keys follow shapes:
+    lines of one shape share a key (digits as 0), and a control character is seen wherever it lies."""
+    from array import array
+
+    from crashlens import _lines  # type: ignore[attr-defined]
+    from crashlens.prefilter import CONTROL_MARK, shape
+
+    chunk = b"".join(parts)
+    finder = _lines.Finder([b"Error", b"yy"])
+    n, found, starts = finder.locate(chunk)
+    lines = chunk.split(b"\n")
+    pick = st.sets(st.sampled_from(lines)) if lines else st.just(set())
+    known, aside = data.draw(pick), data.draw(pick)
+    kb = array("Q", sorted({_lines.shape_key(x) for x in known})).tobytes()
+    ab = array("Q", sorted({_lines.shape_key(x) for x in aside})).tobytes()
+    want = _lines.drop_known(chunk, found, starts, kb, ab)
+    for path in _lines.PATHS:
+        assert finder.locate(chunk, path=path, known=kb, aside=ab) == (n, *want)
+    assert finder.locate(chunk, portable=True, known=kb, aside=ab) == (n, *want)
+    for line in lines:
+        twin = bytes(b if not 48 <= b <= 57 else 48 + (b * 7) % 10 for b in line)
+        assert _lines.shape_key(twin) == _lines.shape_key(line)
+        kept = _lines.drop_known(line + b"\n", [0], [0], array("Q", [_lines.shape_key(line)]).tobytes())
+        assert kept == (([0], [0]) if CONTROL_MARK in shape(line) else ([], []))
+
+
 def test_too_many_markers_give_way_to_fewer_broader_ones(monkeypatch) -> None:
     """The native locator takes at most MAX_MARKERS markers: past that, rules are looked for by their
     triggers instead of their covers, and every line a rule can set a fact from is still found."""
@@ -470,3 +502,40 @@ def test_a_fact_pattern_runs_only_on_lines_that_can_state_its_fact(monkeypatch) 
         collector.feed(frame_line("log", n, text))
     assert collector.facts.values.get("version.torch") == "2.7.1"
     assert len(searched) < 10, len(searched)
+
+
+@pytest.mark.skipif(not NATIVE, reason="crashlens._lines is not built here")
+def test_banners_of_launches_that_did_not_crash_are_not_handed_over_one_by_one(monkeypatch) -> None:
+    """Only the first start-up banner after a crash begins a round (rounds.py). The native locator sets
+    lines of a banner's shape apart (Locator.aside), and the scan looks among them only for the first
+    after a crash: a restart loop with ten times as many launches between the same crashes hands the
+    scan no more lines one by one (counted, not timed), and the result is what the per-line path finds."""
+    g = _gen_log()
+    crashes = [g.sample_lines(p) for p in g.sample_paths()[:3]]
+    cat = get_catalog([])
+    handed: list[int] = []
+    real_call = Locator.__call__
+
+    def counting_call(self, chunk):
+        got = real_call(self, chunk)
+        handed[-1] += len(got[1])
+        return got
+
+    banners = []
+    for lines in (2_000, 20_000):
+        filler = g.SHAPES["startup"](random.Random(5))
+        body = list(g.HEADER)
+        for crash in crashes:  # launches that start up, then one that crashes; three times
+            body += [*itertools.islice(filler, lines), *crash]
+        body += list(itertools.islice(filler, lines))
+        data = ("\n".join(body) + "\n").encode()
+        banners.append(sum(1 for ln in body if any(b.trigger in ln for b in cat.banners)))
+        handed.append(0)
+        with monkeypatch.context() as mp:
+            mp.setattr(Locator, "__call__", counting_call)
+            n, diags = scan_chunks("log", iter_line_chunks(io.BytesIO(data), 64 << 10), cat, native=True)
+        _, want = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
+        assert render(combine([("log", n, diags)])) == render(combine([("log", n, want)]))
+        assert max(o.round for d in want for o in d.occurrences) >= 2  # a banner after a crash began a round
+    assert banners[1] > 10 * banners[0] // 2 > 100, banners
+    assert handed[1] <= handed[0] + 3 * len(crashes) * 10, (handed, banners)

@@ -75,9 +75,15 @@ static int hits_add(Hits *h, Py_ssize_t index, Py_ssize_t start)
 
 static Py_ssize_t line_start(const unsigned char *s, Py_ssize_t pos)
 {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    /* glibc's memrchr reads a word or a vector at a time: a hit far into a long line looks back fast */
+    const unsigned char *nl = pos > 0 ? memrchr(s, '\n', (size_t)pos) : NULL;
+    return nl ? nl - s + 1 : 0;
+#else
     while (pos > 0 && s[pos - 1] != '\n')
         pos--;
     return pos;
+#endif
 }
 
 /* Byte by byte over s[from, to): newlines counted into *nl, lines of interest added to h.
@@ -336,8 +342,12 @@ typedef struct {
     const unsigned char *s;
     Py_ssize_t n;
     Py_ssize_t nl;   /* newlines before the block being looked at */
-    Py_ssize_t last; /* the index of the last line added, -1 before the first */
+    Py_ssize_t last; /* the index of the last line found, -1 before the first */
     Hits h;
+    /* Shape keys (ascending) of lines to leave out (known) and to give apart (aside), see found_line. */
+    const uint64_t *known, *aside;
+    Py_ssize_t nknown, naside;
+    Hits aside_h;
 } Scan;
 
 /* Does a marker start at s[pos]? `buckets` are those the filter let through there. */
@@ -381,16 +391,37 @@ static int interesting(const FinderObject *f, const unsigned char *s, Py_ssize_t
     return buckets && marker_at(f, s, n, pos, buckets);
 }
 
-static int scan_add(Scan *sc, Py_ssize_t line, Py_ssize_t start)
+static uint64_t shape_key_of(const unsigned char *s, Py_ssize_t n, int *control);
+static int key_known(const uint64_t *keys, Py_ssize_t n, uint64_t k);
+
+/* Line `line`, starting at `start`, holds a byte of interest at `pos`: add it to the lines found, or
+   to those set aside, or leave it out (its shape key is known); returns where the line ends (its
+   newline, or the chunk's end), which is where the scan can go on, or -1 when out of memory. */
+static Py_ssize_t found_line(Scan *sc, Py_ssize_t line, Py_ssize_t start, Py_ssize_t pos)
 {
+    const unsigned char *nl = memchr(sc->s + pos, '\n', (size_t)(sc->n - pos));
+    Py_ssize_t end = nl ? nl - sc->s : sc->n;
+    Hits *to = &sc->h;
     sc->last = line;
-    return hits_add(&sc->h, line, start);
+    if (sc->nknown || sc->naside) {
+        int control;
+        uint64_t k = shape_key_of(sc->s + start, end - start, &control);
+        if (!control) {
+            if (key_known(sc->known, sc->nknown, k))
+                return end;
+            if (key_known(sc->aside, sc->naside, k))
+                to = &sc->aside_h;
+        }
+    }
+    return hits_add(to, line, start) ? end : -1;
 }
 
 /* One 64-byte block at i: bit k of `maybe` is set where s[i + k] may be of interest (a superset of
    the bytes that are), bit k of `nlm` where s[i + k] is a newline. Each line that holds a byte of
-   interest is added once, in order; sc->nl is left as it was. */
-static int block_hits(Scan *sc, Py_ssize_t i, uint64_t maybe, uint64_t nlm)
+   interest is found once, in order (found_line); sc->nl is left as it was. Returns where the scan goes
+   on: the next block, or the newline of a line found here that ends past it (nothing else in a line
+   found needs a look, and the blocks it spans hold no newline); -1 when out of memory. */
+static Py_ssize_t block_hits(Scan *sc, Py_ssize_t i, uint64_t maybe, uint64_t nlm)
 {
     maybe &= ~nlm; /* a newline is never of interest (the filters may let one through) */
     while (maybe) {
@@ -399,8 +430,11 @@ static int block_hits(Scan *sc, Py_ssize_t i, uint64_t maybe, uint64_t nlm)
         Py_ssize_t line = sc->nl + popcount64(before);
         if (line != sc->last && interesting(sc->f, sc->s, sc->n, i + k)) {
             Py_ssize_t start = before ? i + 64 - clz64(before) : line_start(sc->s, i);
-            if (!scan_add(sc, line, start))
-                return 0;
+            Py_ssize_t end = found_line(sc, line, start, i + k);
+            if (end < 0)
+                return -1;
+            if (end > i + BLOCK)
+                return end;
         }
         if (line == sc->last) {
             /* The rest of this line in the block needs no look: skip to its newline. */
@@ -410,7 +444,7 @@ static int block_hits(Scan *sc, Py_ssize_t i, uint64_t maybe, uint64_t nlm)
             maybe &= maybe - 1;
         }
     }
-    return 1;
+    return i + BLOCK;
 }
 
 /* Byte by byte from `from` to the end of the chunk. */
@@ -421,8 +455,10 @@ static int scan_tail(Scan *sc, Py_ssize_t from)
         if (s[pos] == '\n') {
             sc->nl++;
         } else if (sc->nl != sc->last && interesting(sc->f, s, sc->n, pos)) {
-            if (!scan_add(sc, sc->nl, line_start(s, pos)))
+            Py_ssize_t end = found_line(sc, sc->nl, line_start(s, pos), pos);
+            if (end < 0)
                 return 0;
+            pos = end - 1; /* on to the line's newline */
         }
     }
     return 1;
@@ -448,9 +484,15 @@ static Py_ssize_t scan_blocks_portable(Scan *sc, int *ok)
                 nlm |= (uint64_t)(b[k] == '\n') << k;
                 maybe |= (uint64_t)((f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]]) != 0) << k;
             }
-            if (!block_hits(sc, i, maybe, nlm)) {
+            Py_ssize_t next = block_hits(sc, i, maybe, nlm);
+            if (next < 0) {
                 *ok = 0;
                 return i;
+            }
+            if (next > i + BLOCK) { /* past a line found: its blocks hold no newline */
+                sc->nl += count;
+                i = next - BLOCK;
+                continue;
             }
         }
         sc->nl += count;
@@ -520,9 +562,15 @@ static inline Py_ssize_t scan_blocks_avx2_(Scan *sc, int *ok, int ascii)
             uint64_t maybe = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m0, zero));
             maybe |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(m1, zero)) << 32;
             sc->nl = nl;
-            if (!block_hits(sc, i, ~maybe, nlm)) {
+            Py_ssize_t next = block_hits(sc, i, ~maybe, nlm);
+            if (next < 0) {
                 *ok = 0;
                 return i;
+            }
+            if (next > i + BLOCK) { /* past a line found: its blocks hold no newline */
+                nl += _mm_popcnt_u64(nlm);
+                i = next - BLOCK;
+                continue;
             }
         }
         nl += _mm_popcnt_u64(nlm);
@@ -572,9 +620,15 @@ static Py_ssize_t scan_blocks_avx512(Scan *sc, int *ok)
         uint64_t nlm = _mm512_cmpeq_epi8_mask(c, newline);
         if (maybe) {
             sc->nl = nl;
-            if (!block_hits(sc, i, maybe, nlm)) {
+            Py_ssize_t next = block_hits(sc, i, maybe, nlm);
+            if (next < 0) {
                 *ok = 0;
                 return i;
+            }
+            if (next > i + BLOCK) { /* past a line found: its blocks hold no newline */
+                nl += _mm_popcnt_u64(nlm);
+                i = next - BLOCK;
+                continue;
             }
         }
         nl += _mm_popcnt_u64(nlm);
@@ -815,24 +869,31 @@ fail:
 
 static PyObject *finder_locate(FinderObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"chunk", "portable", "path", NULL};
-    Py_buffer view;
+    static char *kwlist[] = {"chunk", "portable", "path", "known", "aside", NULL};
+    Py_buffer view, known = {0}, aside = {0};
     int portable = 0;
     const char *name = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|pz:locate", kwlist, &view, &portable, &name))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|pzy*y*:locate", kwlist, &view, &portable, &name, &known,
+                                     &aside))
         return NULL;
+    PyObject *result = NULL;
     scan_blocks_fn scan_blocks = portable ? scan_blocks_portable : paths[0].fn;
     if (name) {
         int k = 0;
         while (k < npaths && strcmp(paths[k].name, name))
             k++;
         if (k == npaths) {
-            PyBuffer_Release(&view);
-            return PyErr_Format(PyExc_ValueError, "no loop %.50s on this machine (PATHS lists those there are)", name);
+            PyErr_Format(PyExc_ValueError, "no loop %.50s on this machine (PATHS lists those there are)", name);
+            goto done;
         }
         scan_blocks = paths[k].fn;
     }
-    Scan sc = {self, view.buf, view.len, 0, -1, {NULL, NULL, 0, 0}};
+    if (known.len % 8 || aside.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "keys are not 8-byte");
+        goto done;
+    }
+    Scan sc = {self, view.buf, view.len, 0, -1, {NULL, NULL, 0, 0}, known.buf, aside.buf, known.len / 8,
+               aside.len / 8, {NULL, NULL, 0, 0}};
     int ok = 1;
     Py_ssize_t i;
     Py_BEGIN_ALLOW_THREADS
@@ -840,24 +901,39 @@ static PyObject *finder_locate(FinderObject *self, PyObject *args, PyObject *kwd
     if (ok)
         ok = scan_tail(&sc, i);
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
     PyObject *idx = ok ? to_list(sc.h.index, sc.h.len) : PyErr_NoMemory();
     PyObject *st = idx ? to_list(sc.h.start, sc.h.len) : NULL;
+    PyObject *aidx = st && aside.obj ? to_list(sc.aside_h.index, sc.aside_h.len) : NULL;
+    PyObject *ast = aidx ? to_list(sc.aside_h.start, sc.aside_h.len) : NULL;
     PyMem_RawFree(sc.h.index);
     PyMem_RawFree(sc.h.start);
-    if (!st) {
+    PyMem_RawFree(sc.aside_h.index);
+    PyMem_RawFree(sc.aside_h.start);
+    if (!st || (aside.obj && !ast)) {
         Py_XDECREF(idx);
-        return NULL;
+        Py_XDECREF(st);
+        Py_XDECREF(aidx);
+        goto done;
     }
-    return Py_BuildValue("nNN", sc.nl, idx, st);
+    result = aside.obj ? Py_BuildValue("nNNNN", sc.nl, idx, st, aidx, ast) : Py_BuildValue("nNN", sc.nl, idx, st);
+done:
+    PyBuffer_Release(&view);
+    if (known.obj)
+        PyBuffer_Release(&known);
+    if (aside.obj)
+        PyBuffer_Release(&aside);
+    return result;
 }
 
 static PyMethodDef finder_methods[] = {
     {"locate", (PyCFunction)(void (*)(void))finder_locate, METH_VARARGS | METH_KEYWORDS,
-     "locate(chunk, portable=False, path=None) -> (newlines, line indices, line starts)\n\n"
+     "locate(chunk, portable=False, path=None, known=None, aside=None) -> (newlines, line indices, line starts)\n\n"
      "What lines_of_interest(chunk, offsets) gives with the offsets of the markers in chunk. The fastest\n"
      "loop of this machine runs it, the portable one with portable=True, or the one named by path (one\n"
-     "of PATHS)."},
+     "of PATHS). `known` and `aside` are shape keys (shape_key; ascending, as array('Q') bytes): the\n"
+     "lines found with a known key are left out, as drop_known does, and with `aside` the result has two\n"
+     "more lists, the indices and starts of the lines found with a key in it (a line with a control\n"
+     "character is never left out or set aside)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -875,22 +951,46 @@ static PyTypeObject FinderType = {
 
 /* ---- shape keys: lines already judged, dropped from what a locate found ---------------------------- */
 
+/* High bit set in each byte of y that is zero (exactly: no borrow crosses bytes). */
+static inline uint64_t zero_bytes(uint64_t y)
+{
+    const uint64_t m7 = 0x7f7f7f7f7f7f7f7fULL;
+    return ~(((y & m7) + m7) | y | m7);
+}
+
 /* A 64-bit key of a line's shape (every digit read as '0', as prefilter.shape does); *control is set
-   when the line holds a control character, which shapes do not keep apart. FNV-1a, its length mixed in. */
+   when the line holds a control character (is_control), which shapes do not keep apart. Eight bytes at
+   a time: digits and control characters are found with byte-wise arithmetic in a 64-bit word (no carry
+   crosses a byte), the word is mixed in by a multiply and a shift (each step a bijection of the state,
+   so lines of one length that differ in one word never share a key), the length first. */
 static uint64_t shape_key_of(const unsigned char *s, Py_ssize_t n, int *control)
 {
-    uint64_t h = 1469598103934665603ULL;
-    int ctl = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = s[i];
-        if ((unsigned char)(c - '0') < 10)
-            c = '0';
-        else if (is_control(c))
-            ctl = 1;
-        h = (h ^ c) * 1099511628211ULL;
+    const uint64_t ones = 0x0101010101010101ULL, h8 = 0x8080808080808080ULL, m7 = ~h8;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, ctl = 0;
+    for (Py_ssize_t i = 0; i < n; i += 8) {
+        uint64_t w = 0, valid = ~(uint64_t)0;
+        if (n - i >= 8) {
+            memcpy(&w, s + i, 8);
+        } else {
+            unsigned char v[8] = {0};
+            memcpy(&w, s + i, (size_t)(n - i));
+            memset(v, 0xff, (size_t)(n - i));
+            memcpy(&valid, v, 8); /* the bytes of the line, whatever the byte order */
+        }
+        uint64_t x = w & m7, ascii = ~w & h8;
+        uint64_t digit = ((x + 0x50 * ones) & ~(x + 0x46 * ones)) & ascii; /* 0x30 <= byte < 0x3a */
+        uint64_t dm = (digit >> 7) * 0xff;
+        w = (w & ~dm) | (0x30 * ones & dm);
+        uint64_t low = ~(x + 0x60 * ones) & ascii; /* byte < 0x20 */
+        uint64_t fine = zero_bytes(w ^ ('\t' * ones)) | zero_bytes(w ^ ('\n' * ones)) | zero_bytes(w ^ ('\r' * ones));
+        ctl |= ((low & ~fine) | zero_bytes(w ^ (0x7f * ones))) & valid;
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
     }
-    *control = ctl;
-    return h ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
+    *control = ctl != 0;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
 }
 
 static PyObject *shape_key(PyObject *self, PyObject *args)
@@ -921,24 +1021,26 @@ static int key_known(const uint64_t *keys, Py_ssize_t n, uint64_t k)
 static PyObject *drop_known(PyObject *self, PyObject *args)
 {
     (void)self;
-    Py_buffer view, known;
+    Py_buffer view, known, aside = {0};
     PyObject *indices, *starts;
-    if (!PyArg_ParseTuple(args, "y*OOy*", &view, &indices, &starts, &known))
+    if (!PyArg_ParseTuple(args, "y*OOy*|y*", &view, &indices, &starts, &known, &aside))
         return NULL;
-    PyObject *result = NULL, *idx = NULL, *st = NULL;
-    Py_ssize_t *a = NULL, *b = NULL;
+    PyObject *result = NULL, *idx = NULL, *st = NULL, *aidx = NULL, *ast = NULL;
+    Py_ssize_t *a = NULL, *b = NULL, *c = NULL, *d = NULL;
     PyObject *si = PySequence_Fast(indices, "indices must be a sequence of int");
     PyObject *ss = si ? PySequence_Fast(starts, "starts must be a sequence of int") : NULL;
     if (!ss)
         goto done;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(si);
-    if (PySequence_Fast_GET_SIZE(ss) != n || known.len % 8) {
+    if (PySequence_Fast_GET_SIZE(ss) != n || known.len % 8 || aside.len % 8) {
         PyErr_SetString(PyExc_ValueError, "indices and starts differ in length, or keys are not 8-byte");
         goto done;
     }
     a = PyMem_RawMalloc((n ? n : 1) * sizeof(Py_ssize_t));
     b = PyMem_RawMalloc((n ? n : 1) * sizeof(Py_ssize_t));
-    if (!a || !b) {
+    c = PyMem_RawMalloc((n ? n : 1) * sizeof(Py_ssize_t));
+    d = PyMem_RawMalloc((n ? n : 1) * sizeof(Py_ssize_t));
+    if (!a || !b || !c || !d) {
         PyErr_NoMemory();
         goto done;
     }
@@ -953,15 +1055,20 @@ static PyObject *drop_known(PyObject *self, PyObject *args)
         }
     }
     const unsigned char *s = view.buf;
-    const uint64_t *keys = known.buf;
-    Py_ssize_t nkeys = known.len / 8, kept = 0;
+    const uint64_t *keys = known.buf, *apart = aside.buf;
+    Py_ssize_t nkeys = known.len / 8, napart = aside.len / 8, kept = 0, set = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         const unsigned char *nl = memchr(s + b[i], '\n', (size_t)(view.len - b[i]));
         Py_ssize_t len = (nl ? nl - s : view.len) - b[i];
         int control;
         uint64_t k = shape_key_of(s + b[i], len, &control);
-        if (control || !key_known(keys, nkeys, k)) {
+        if (!control && key_known(keys, nkeys, k))
+            continue;
+        if (!control && key_known(apart, napart, k)) {
+            c[set] = a[i];
+            d[set++] = b[i];
+        } else {
             a[kept] = a[i];
             b[kept++] = b[i];
         }
@@ -969,17 +1076,26 @@ static PyObject *drop_known(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     idx = to_list(a, kept);
     st = idx ? to_list(b, kept) : NULL;
-    if (st)
-        result = Py_BuildValue("NN", idx, st);
-    else
+    aidx = st && aside.obj ? to_list(c, set) : NULL;
+    ast = aidx ? to_list(d, set) : NULL;
+    if (aside.obj ? ast != NULL : st != NULL) {
+        result = aside.obj ? Py_BuildValue("NNNN", idx, st, aidx, ast) : Py_BuildValue("NN", idx, st);
+    } else {
         Py_XDECREF(idx);
+        Py_XDECREF(st);
+        Py_XDECREF(aidx);
+    }
 done:
     PyMem_RawFree(a);
     PyMem_RawFree(b);
+    PyMem_RawFree(c);
+    PyMem_RawFree(d);
     Py_XDECREF(si);
     Py_XDECREF(ss);
     PyBuffer_Release(&view);
     PyBuffer_Release(&known);
+    if (aside.obj)
+        PyBuffer_Release(&aside);
     return result;
 }
 
@@ -989,8 +1105,10 @@ static PyMethodDef methods[] = {
     {"shape_key", shape_key, METH_VARARGS,
      "shape_key(line) -> the 64-bit key of the line's shape (digits as '0'), for drop_known"},
     {"drop_known", drop_known, METH_VARARGS,
-     "drop_known(chunk, indices, starts, keys) -> (indices, starts) without the lines whose shape key is "
-     "in `keys` (ascending native 64-bit ints, as array('Q')); a line with a control character is kept"},
+     "drop_known(chunk, indices, starts, keys, aside=None) -> (indices, starts) without the lines whose shape "
+     "key is in `keys` (ascending native 64-bit ints, as array('Q')); with `aside` (keys too), two more lists: "
+     "the indices and starts of the lines whose key is in it, left out of the first two; a line with a "
+     "control character is kept"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -74,7 +74,8 @@ class CatalogPattern:
 
     The `regex` module compiles slowly (about 0.7 ms a pattern, 300 patterns): a pattern is checked
     when the catalog loads (with the standard library's fast compiler where it understands the
-    pattern) and compiled for real the first time it is used, so a scan pays only for what it runs."""
+    pattern) and compiled for real the first time it is used, so a scan pays only for what it runs;
+    its compiled form is kept between runs (rxcache.py)."""
 
     __slots__ = ("_needs", "_rx", "groupindex", "negative", "source", "where")
 
@@ -100,8 +101,9 @@ class CatalogPattern:
     @property
     def rx(self) -> Any:
         if self._rx is None:
-            rx = _regex()
-            self._rx = rx.compile(self.source, rx.MULTILINE | rx.V0)
+            from . import rxcache
+
+            self._rx = rxcache.compile(self.source)  # regex.compile(source, MULTILINE | V0), kept between runs
         return self._rx
 
     @property

@@ -24,8 +24,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of
 if TYPE_CHECKING:
     from typing import Any
 
-# (newlines in the chunk, indices of the lines that may matter, the byte offset each starts at)
-Located = tuple[int, list[int], list[int]]
+# (newlines in the chunk, indices of the lines that may matter, the byte offset each starts at, the
+# indices and starts of the lines set aside, the shape keys that set them aside: see Locator.aside)
+Located = tuple[int, list[int], list[int], list[int], list[int], frozenset[int]]
 
 AHEAD = 4  # jobs located ahead of the chunk in use (bounded memory: at most AHEAD + 2 chunks held)
 CHUNK = 2 << 20  # bytes of a file given to one worker
@@ -38,9 +39,10 @@ class Locator:
         from . import _lines  # type: ignore[attr-defined]
 
         self._lines = _lines
-        self._make = make  # markers -> the function that locates a chunk
+        self._make = make  # markers -> the function that locates a chunk (chunk, known, aside)
         self._locate = make(list(markers))
         self._known = b""  # shape keys of lines judged not to matter, ascending (array('Q') bytes)
+        self._aside: tuple[frozenset[int], bytes] = (frozenset(), b"")  # keys to set apart, and as bytes
 
     @classmethod
     def create(cls, markers: Iterable[bytes], fused: bool | None = None) -> Locator | None:
@@ -61,20 +63,28 @@ class Locator:
                 except ImportError:
                     fused = True
         if fused:  # (Finder's portable loop is slower than ahocorasick_rs, and faster than Python)
-            return cls(lambda ms: _lines.Finder(ms).locate, markers)
+            def make_fused(ms: list[bytes]) -> Any:
+                locate = _lines.Finder(ms).locate
+                # Known lines are left out, and lines to set apart set apart, in the same pass.
+                return lambda chunk, known, aside: locate(chunk, known=known, aside=aside)
+
+            return cls(make_fused, markers)
         try:
             import ahocorasick_rs
         except ImportError:
             return None
-        lines = _lines.lines_of_interest
+        lines, drop_known = _lines.lines_of_interest, _lines.drop_known
 
         def make(ms: list[bytes]) -> Any:
             search = ahocorasick_rs.BytesAhoCorasick(ms, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_LONGEST)
 
-            def two_passes(chunk: bytes | bytearray) -> Located:
+            def two_passes(chunk: bytes | bytearray, known: bytes, aside: bytes) -> tuple[Any, ...]:
                 # Leftmost non-overlapping matches give at least one match in every line holding a
                 # marker (no marker spans a newline).
-                return lines(chunk, [m[1] for m in search.find_matches_as_indexes(chunk)])  # type: ignore[no-any-return]
+                n, indices, starts = lines(chunk, [m[1] for m in search.find_matches_as_indexes(chunk)])
+                if (known or aside) and indices:
+                    return (n, *drop_known(chunk, indices, starts, known, aside))
+                return n, indices, starts, [], []
 
             return two_passes
 
@@ -98,13 +108,21 @@ class Locator:
 
         self._known = array("Q", sorted(keys)).tobytes()
 
+    def aside(self, keys: Iterable[int]) -> None:
+        """Set apart, in the chunks located from now on, every line whose shape key is one of these
+        (lines with a control character aside): they come back as the fourth and fifth items of what a
+        chunk gives, with these keys as the sixth. The caller looks at them only when it must (a
+        start-up banner matters only after a crash, see pipeline.scan_located), and in bulk."""
+        from array import array
+
+        got = frozenset(keys)
+        self._aside = (got, array("Q", sorted(got)).tobytes())
+
     def __call__(self, chunk: bytes | bytearray) -> Located:
-        """Lines that may matter in a chunk of whole lines."""
-        got: Located = self._locate(chunk)
-        known = self._known
-        if known and got[1]:
-            return (got[0], *self._lines.drop_known(chunk, got[1], got[2], known))
-        return got
+        """Lines that may matter in a chunk of whole lines: (newlines, indices, starts, indices set
+        aside, their starts, the keys set aside)."""
+        keys, aside = self._aside
+        return (*self._locate(chunk, self._known, aside), keys)  # type: ignore[no-any-return]
 
     def ahead(self, chunks: Iterable[bytes]) -> Iterator[tuple[bytes, Located]]:
         """(chunk, its lines of interest), in order, each located on a worker thread ahead of use."""

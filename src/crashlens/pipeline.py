@@ -33,6 +33,8 @@ _WINDOW = 1 << 16
 MAX_KNOWN_SHAPES = 1 << 14
 # Records kept for a second diagnosis once the whole source (and every start-up fact) has been read.
 MAX_KEPT_RECORDS = 2000
+# Shapes of start-up banners a native locator is told to set apart (a restart loop has one or a few).
+MAX_BANNER_SHAPES = 256
 
 
 
@@ -226,6 +228,7 @@ def shared_prefilter(cat: Catalog) -> tuple[Prefilter, Locator | None]:
         locator.retarget(pf.markers)
     if locator is not None:
         locator.known(())
+        locator.aside(())
     return pf, locator
 
 
@@ -340,10 +343,21 @@ def scan_located(
 
     def skim(chunk: bytes, located: Located, i: int, lo: int) -> tuple[int, int]:
         """Feed the lines of interest of a chunk from line i (at byte lo) while no record is open;
-        where a record opened (line, byte), or the chunk's end."""
-        n, indices, starts = located
-        for x in range(bisect_left(indices, i), len(indices)):
-            h, start = indices[x], starts[x]
+        where a record opened (line, byte), or the chunk's end. `located`'s lines set aside are
+        start-up banners (see below), looked at only while the round has had a crash."""
+        n, indices, starts, aside, aside_starts = located[:5]
+        x, pos = bisect_left(indices, i), i  # the next line of interest; the line after the last looked at
+        while True:
+            h = indices[x] if x < len(indices) else n
+            y = bisect_left(aside, pos) if aside and s.rounds.crashed else len(aside)  # type: ignore[union-attr]
+            if y < len(aside) and aside[y] < h:
+                h, start = aside[y], aside_starts[y]  # the first banner after a crash: a new round
+            elif h < n:
+                start = starts[x]
+                x += 1
+            else:
+                break
+            pos = h + 1
             end = chunk.index(b"\n", start)
             line = bytes(chunk[start:end])
             sh = shape(line)
@@ -354,10 +368,15 @@ def scan_located(
                 if locator is not None and len(inert) < MAX_KNOWN_SHAPES:
                     inert.add(locator.shape_key(line))
                 continue
-            if sh in pf.banner_only and not s.rounds.crashed:  # type: ignore[union-attr]
-                # A start-up banner begins a round only after a crash of this one (rounds.py; no record
-                # is open while skimming): a restart loop's banners before any crash change nothing.
-                continue
+            if sh in pf.banner_only:
+                if locator is not None and len(banners) < MAX_BANNER_SHAPES:
+                    banners.setdefault(locator.shape_key(line), sh)
+                if not s.rounds.crashed:  # type: ignore[union-attr]
+                    # A start-up banner begins a round only after a crash of this one (rounds.py; no
+                    # record is open while skimming): a restart loop's banners before any crash change
+                    # nothing. The locator sets lines of this shape apart from now on, and only the
+                    # first of them after a crash is looked at.
+                    continue
             hint_between(chunk, lo, start, i, h)
             feed(base + h + 1, line)
             i, lo = h + 1, end + 1
@@ -430,9 +449,13 @@ def scan_located(
     known_then = 0  # facts known when the markers were last narrowed
     inert: set[int] = set()  # shape keys (Locator.shape_key) of located lines that cannot matter
     told = 0  # how many of them the locator has been given
+    banners: dict[int, bytes] = {}  # shape key -> shape of located lines that matter only as a banner
+    banners_told: frozenset[int] = frozenset()  # the keys the locator sets apart
+    aside_ok: dict[frozenset[int], bool] = {}  # keys a chunk was located with -> may its lines stay apart
 
     def narrow() -> None:
-        nonlocal known_then, told
+        nonlocal known_then, told, banners_told
+        aside_ok.clear()  # the markers may change below, and with them which shapes are banners only
         if locator is not None and len(inert) != told:
             told = len(inert)
             locator.known(inert)
@@ -449,7 +472,37 @@ def scan_located(
             known_then = facts.known()
             if pf.retire(facts.values) and locator is not None:
                 locator.retarget(pf.markers)
+        if locator is not None and banners:
+            # A shape that holds a fact's marker is no banner only while the fact is unknown: no
+            # longer set apart (it comes back when skim sees a line of it judged a banner only again).
+            for key, sh in list(banners.items()):
+                if not pf.info(sh)[0] or sh not in pf.banner_only:
+                    del banners[key]
+            if banners.keys() != banners_told:
+                banners_told = frozenset(banners)
+                if len(shapes_of) < 4 * MAX_BANNER_SHAPES:
+                    shapes_of.update(banners)
+                locator.aside(banners_told)
 
+    def apart(located: Located) -> Located:
+        """The located chunk, its lines set aside kept apart only if every shape that set them aside is
+        still a banner only (they were located ahead, maybe under other markers); else put back among
+        the lines of interest, to be judged one by one."""
+        if len(located) < 6:
+            return (*located[:3], [], [], frozenset())  # type: ignore[return-value]
+        if not located[3]:
+            return located
+        keys = located[5]
+        ok = aside_ok.get(keys)
+        if ok is None:
+            ok = aside_ok[keys] = all(k in shapes_of and pf.info(shapes_of[k])[0]
+                                      and shapes_of[k] in pf.banner_only for k in keys)
+        if ok:
+            return located
+        merged = sorted(zip(located[1] + located[3], located[2] + located[4]))
+        return (located[0], [h for h, _ in merged], [st for _, st in merged], [], [], keys)
+
+    shapes_of: dict[int, bytes] = {}  # every banner key given to the locator -> its shape
     for index, (chunk, located) in enumerate(pairs):
         if index:
             narrow()
@@ -458,6 +511,7 @@ def scan_located(
             continue
         if first_native is None:
             first_native = index
+        located = apart(located)
         # Skim while no record is open; while one is, judge lines by shape, a window at a time, so
         # that skimming resumes soon after the record closes.
         top, (n, i, lo) = base, (located[0], 0, 0)
