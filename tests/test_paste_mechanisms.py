@@ -1,0 +1,40 @@
+"""General mechanisms that real bug-report pastes (samples/pastes-heldout2, read by path) exposed.
+
+Each test names the mechanism, not the case: the paste is only the real text that shows it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SAMPLES
+
+from crashlens.cli.scan import run_scan
+from crashlens.frame import frame_line
+
+HELDOUT2 = SAMPLES / "pastes-heldout2"
+
+
+def _scan(name: str):
+    path = HELDOUT2 / name
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    return run_scan((str(path),), (), audit=False).diagnoses
+
+
+# -- pytest `E` lines: the width follows the failing source line's indentation -------------------
+
+@pytest.mark.parametrize("width", [7, 11, 15])
+def test_pytest_e_prefix_of_any_source_indent_comes_off(width):
+    line = frame_line("x", 1, "E" + " " * width + "torch._dynamo.exc.BackendCompilerFailed: backend='aot_eager' raised:")
+    assert line.text == "torch._dynamo.exc.BackendCompilerFailed: backend='aot_eager' raised:"
+    # a traceback quoted inside the message keeps its own two blanks
+    frame = frame_line("x", 2, "E" + " " * width + '  File "/a/b.py", line 3, in f')
+    assert frame.text == '  File "/a/b.py", line 3, in f'
+
+
+def test_pytest_exception_under_a_nested_source_line_is_found():
+    # `>           r = torch._to_functional_tensor(t)` then `E           torch._dynamo.exc...` (E + 11)
+    diags = _scan("case-015.log")
+    assert [d.signature for d in diags] == ["backend-compiler-failed"]
+    assert diags[0].exception[0] == "torch._dynamo.exc.BackendCompilerFailed"
