@@ -38,3 +38,30 @@ def test_pytest_exception_under_a_nested_source_line_is_found():
     diags = _scan("case-015.log")
     assert [d.signature for d in diags] == ["backend-compiler-failed"]
     assert diags[0].exception[0] == "torch._dynamo.exc.BackendCompilerFailed"
+
+
+# -- pytest's short traceback: `PATH:LINE: in FUNC` frames ---------------------------------------
+
+def test_pytest_short_frames_of_dynamo_machinery_are_a_compile_failure():
+    # `--tb=short` frames only, all inside torch/_dynamo, the `E` line cut off
+    diags = _scan("case-020.log")
+    assert [d.signature for d in diags] == ["compile-error-out-of-view"]
+    assert diags[0].fatal
+
+
+def test_pytest_short_frames_carry_the_exception_and_the_user_frame(tmp_path):
+    # the frame lines of case-020, then the user's own test frame and pytest's `E   ` exception line
+    real = (HELDOUT2 / "case-020.log").read_text().splitlines()[1:5]
+    log = tmp_path / "short.log"
+    log.write_text("\n".join([
+        "tests/test_model.py:31: in test_compiled_step", "    out = compiled(x)", *real,
+        "E   torch._dynamo.exc.Unsupported: call_function UserDefinedClassVariable() [] {}", ""]))
+    diags = run_scan((str(log),), (), audit=False).diagnoses
+    assert len(diags) == 1 and diags[0].exception[0] == "torch._dynamo.exc.Unsupported"
+
+
+def test_pytest_short_frames_of_plain_code_are_no_dynamo_crash(tmp_path):
+    log = tmp_path / "plain.log"
+    log.write_text("tests/test_io.py:12: in test_read\n    data = load(p)\nsrc/pkg/io.py:40: in load\n"
+                   "    return json.loads(p.read_text())\nE   ValueError: bad json\n")
+    assert all(d.family != "dynamo" for d in run_scan((str(log),), (), audit=False).diagnoses)

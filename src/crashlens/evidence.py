@@ -68,6 +68,10 @@ IPY_OLD_FRAME = recache.compile(r"^(?P<file>(?:~|/|[A-Za-z]:\\|<ipython-input-)\
 IPY_FRAME = recache.compile(r"^(?:File (?P<file>[^\s,][^,]*?):(?P<line>\d+), in (?P<func>[^\s(]+)"
                              r"|Cell (?P<cell>In\s*\[\d*\]), line (?P<cline>\d+))")
 IPY_SOURCE = recache.compile(r"^\s*(?P<arrow>-*>)?\s*(?P<n>\d+)\s(?P<src>.*)$")
+# pytest's short and auto tracebacks (`--tb=short`, and the frames above the failing test's own in the
+# default style) print a frame as `PATH:LINE: in FUNC`, its source line indented below; no other
+# traceback printer writes `: in ` after a line number.
+PYTEST_FRAME = recache.compile(r"^(?P<file>[^\s:]\S*?\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")
 PCG_FAILED = recache.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
 GB_HEADER = recache.compile(
     r"^(?:Graph break(?: \((?:user stack suppressed due to duplicate graph break|details suppressed)\))?"
@@ -151,6 +155,7 @@ RULES: tuple[Rule, ...] = (
     Rule("frame", (b'File "',), FRAME, first=" \tF"),  # a traceback whose head was cut off
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
     Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), IPY_FRAME, first="FC"),
+    Rule("pytest-frame", (b": in ",), PYTEST_FRAME),
     Rule("call-stack", (b"This call originates from:",), recache.compile(r"^This call originates from:")),
     Rule("user-code", (b"from user code:",), USER_CODE),
     Rule("pcg-failed", (b"Piecewise CUDA ",), PCG_FAILED, first="P"),  # both capitalisations of "Graph"

@@ -32,9 +32,9 @@ _COMPOSE = recache.compile(r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ")
 _KUBECTL = recache.compile(r"\[pod/[^\]\s]+\] ")
 # pytest shows an exception's lines as `E` then blanks up to the column of the failing source line
 # (`>       x = f()` gives `E       `, E + 7; a line indented twice more, `>           r = g()`, gives
-# E + 11): E + 3 + 4k blanks, the widest that fits, so the message's own indentation (a quoted frame's
+# E + 11; `--tb=short` indents by 4: E + 3): E + 3 + 4k blanks, the widest that fits, so the message's own indentation (a quoted frame's
 # two blanks) survives whatever the width.
-_PYTEST_E = recache.compile(r"E(?: {3}(?: {4})+|$)")
+_PYTEST_E = recache.compile(r"E(?: {3}(?: {4})*|$)")
 _RAY = recache.compile(r"\((?P<proc>[^()]*?), rank=(?P<rank>\d+), pid=\d+(?:, ip=[\w.:]+)?\) ")
 # A Ray actor without a rank: `(RayWorkerWrapper pid=1990, ip=192.168.23.10) `; its pid tells the workers apart.
 _RAY_ACTOR = recache.compile(r"\((?P<proc>[A-Za-z_][\w.:-]*) pid=(?P<pid>\d+), ip=[\w.:]+\) ")

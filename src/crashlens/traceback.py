@@ -19,6 +19,7 @@ from .evidence import (
     IPY_OLD_FRAME,
     IPY_SOURCE,
     PCG_FAILED,
+    PYTEST_FRAME,
     RECOMPILE,
     RECORD_START_MARKERS,
     RULES,
@@ -123,6 +124,7 @@ class _Draft:
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
     ipython: bool = False  # IPython's traceback format (numbered source lines)
+    pytest: bool = False  # pytest's short traceback format (`PATH:LINE: in FUNC` frames)
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
 
     def keep(self, line: LogLine) -> None:
@@ -362,6 +364,8 @@ class _Stream:
         self.last_kind = "frame"
         if m.re is IPY_FRAME and self.draft is not None:
             self.draft.ipython = True
+        elif m.re is PYTEST_FRAME and self.draft is not None:
+            self.draft.pytest = True
 
     def _add_source(self, frames: list[Frame], text: str) -> None:
         if self.prev_kind in ("frame", "source"):
@@ -523,7 +527,7 @@ class _Stream:
         text = line.text
         stripped = text.strip()
         fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text) or \
-            (d.ipython and IPY_OLD_FRAME.match(stripped) or None)
+            (d.ipython and IPY_OLD_FRAME.match(stripped) or None) or (d.pytest and PYTEST_FRAME.match(text) or None)
         if fm:
             self._add_frame(d.block().frames, fm)
             return True
@@ -1123,6 +1127,7 @@ _OPENERS = {
     "frame": _Stream._open_frame,
     "ipython-header": _Stream._open_ipython,
     "ipython-frame": _Stream._open_frame,
+    "pytest-frame": _Stream._open_frame,
     "call-stack": _Stream._open_call_stack,
     "user-code": _Stream._open_user_code,
     "pcg-failed": _Stream._open_pcg_failed,
