@@ -65,3 +65,27 @@ def test_pytest_short_frames_of_plain_code_are_no_dynamo_crash(tmp_path):
     log.write_text("tests/test_io.py:12: in test_read\n    data = load(p)\nsrc/pkg/io.py:40: in load\n"
                    "    return json.loads(p.read_text())\nE   ValueError: bad json\n")
     assert all(d.family != "dynamo" for d in run_scan((str(log),), (), audit=False).diagnoses)
+
+
+# -- the 2022 standalone `torchdynamo` package's spelling --------------------------------------
+
+def test_torchdynamo_package_recompile_limit_is_recognised_with_its_function():
+    # `[date] torchdynamo.convert_frame: [WARNING] torchdynamo hit config.cache_size_limit (64)`
+    diags = _scan("case-018.log")
+    assert [d.signature for d in diags] == ["recompile-limit"]
+    c = diags[0].culprit
+    assert (c.file.endswith("torchvision/models/resnet.py"), c.line, c.function) == (True, 284, "forward")
+    assert "strides mismatch" in diags[0].fixes[0].title  # 2022's `reasons:  ["..."]` is the reason
+
+
+def test_torchdynamo_exc_type_is_a_dynamo_failure(tmp_path):
+    # the 2022 package's exception type, as its tracebacks end (frames under site-packages/torchdynamo/)
+    log = tmp_path / "old.log"
+    log.write_text('Traceback (most recent call last):\n  File "/home/u/train.py", line 9, in <module>\n'
+                   "    model(x)\n"
+                   '  File "/usr/lib/python3.9/site-packages/torchdynamo/convert_frame.py", line 330, in _convert_frame_assert\n'
+                   "    return _compile(\n"
+                   "torchdynamo.exc.Unsupported: call_function BuiltinVariable(open) [ConstantVariable(str)] {}\n")
+    diags = run_scan((str(log),), (), audit=False).diagnoses
+    assert len(diags) == 1 and diags[0].family == "dynamo" and diags[0].fatal
+    assert diags[0].culprit is None or "torchdynamo/" not in diags[0].culprit.file

@@ -10,6 +10,7 @@ from ._struct import replace
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context, parse_version
 from .culprit import entry_of, module_of, owner_of, package_of, source_root
+from .evidence import DYNAMO_EXC_PREFIXES
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
 
@@ -479,7 +480,7 @@ def _richness(d: Diagnosis) -> tuple[int, int, int, int, int]:
     """Which copy of a crash to show: the dynamo exception itself beats a wrapper that quotes it
     ("Worker failed with error '...'"), then more frames, a culprit, more fixes."""
     return (
-        int(d.exception is not None and d.exception[0].startswith(("torch._dynamo.", "torch._inductor."))),
+        int(d.exception is not None and d.exception[0].startswith(DYNAMO_EXC_PREFIXES)),
         int(d.exception is not None and bool(d.exception[0])),
         len(d.chain),
         int(d.culprit is not None),
@@ -571,7 +572,7 @@ def _absorb(host: Diagnosis, part: Diagnosis) -> Diagnosis:
 
 
 def _typed_dynamo(d: Diagnosis) -> bool:
-    return d.exception is not None and d.exception[0].startswith(("torch._dynamo.", "torch._inductor."))
+    return d.exception is not None and d.exception[0].startswith(DYNAMO_EXC_PREFIXES)
 
 
 MIN_QUOTED = 12  # a shorter message is found inside another only as a whole quoted word run

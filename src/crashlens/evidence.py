@@ -86,7 +86,13 @@ CXX_FATAL = recache.compile(
 )
 _ITEM_ADVICE = recache.compile(r"^Graph break from (?P<what>.*?), consider setting")
 WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<func>\S+) (?P<file>\S+) line (?P<line>\d+)")
-RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
+# The dynamo and inductor packages' names: torch._dynamo / torch._inductor, and before they moved into torch
+# (2022) the standalone `torchdynamo` / `torchinductor` packages, whose messages, loggers and exception types
+# are the same words under the old name (`torchdynamo hit config.cache_size_limit (64)`,
+# `torchdynamo.exc.Unsupported`, logger `torchdynamo.convert_frame`).
+DYNAMO_PACKAGES = ("torch._dynamo", "torch._inductor", "torchdynamo", "torchinductor")
+DYNAMO_EXC_PREFIXES = tuple(f"{p}." for p in DYNAMO_PACKAGES)
+RECOMPILE = recache.compile(r"(?:torch\._dynamo|torchdynamo) hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
 GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
 # dynamo's banners, printed after its exception: the exception itself may be out of view.
 _BANNER = recache.compile(
@@ -139,9 +145,9 @@ def _torch_compile_logger(line: LogLine) -> bool:
     convert_frame (where suppress_errors logs the failure it swallowed), in Python logging's format."""
     lg = line.logger or ""
     if line.level in ("ERROR", "CRITICAL"):
-        ok = lg.startswith(("torch._dynamo", "torch._inductor"))
+        ok = lg.startswith(DYNAMO_PACKAGES)
     else:
-        ok = line.level == "WARNING" and lg == "torch._dynamo.convert_frame"
+        ok = line.level == "WARNING" and lg in ("torch._dynamo.convert_frame", "torchdynamo.convert_frame")
     return ok and not line.text.startswith(BENIGN_TORCH_LOG)
 
 
@@ -163,7 +169,7 @@ RULES: tuple[Rule, ...] = (
     Rule("cxx-fatal", (b"terminate called", b"Watchdog caught"), CXX_FATAL, first="t["),
     Rule("item-advice", (b"Graph break",), _ITEM_ADVICE, first="G"),  # `.item()` advice before a graph break
     Rule("wont-convert", (b"WON'T CONVERT",), WONT_CONVERT, first="W"),
-    Rule("recompile-limit", (b"_dynamo hit config",), RECOMPILE, search=True),
+    Rule("recompile-limit", (b"_dynamo hit config", b"torchdynamo hit config"), RECOMPILE, search=True),
     Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
@@ -179,7 +185,7 @@ RULES: tuple[Rule, ...] = (
     # Python logging's default format, and torch 2.0-2.2's own (`[2023-03-20 07:29:05,653]
     # torch._inductor.graph: [ERROR] Error from lowering`)
     Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
-                       b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]"), _ANY,
+                       b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]", b"torchdynamo.convert_frame: [WARNING]"), _ANY,
          when=_torch_compile_logger, in_prefix=True),
     # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
     # (and dotted names, which the prefilter finds without a marker).

@@ -1068,7 +1068,7 @@ def _caused_by(chain: tuple[ExceptionBlock, ...]) -> tuple[Frame, ...]:
     return ()
 
 
-_QUOTED_DYNAMO = recache.compile(r"torch\._(?:dynamo|inductor)\.exc\.\w")
+_QUOTED_DYNAMO = recache.compile(r"(?:torch\._|torch)(?:dynamo|inductor)\.exc\.\w")
 
 
 def _shows_dynamo(d: _Draft) -> bool:
@@ -1151,7 +1151,7 @@ _OPENERS = {
 
 # A dynamo/inductor exception quoted inside another one's message: vLLM's `Worker failed with error
 # 'torch._dynamo.exc.Unsupported: ...'`, a server's re-raise, a repr with the quote around it.
-_QUOTED = recache.compile(r"(?P<q>['\"]?)(?P<type>torch\._(?:dynamo|inductor)\.exc\.[A-Z]\w*): (?P<msg>.*)", re.S)
+_QUOTED = recache.compile(r"(?P<q>['\"]?)(?P<type>(?:torch\._|torch)(?:dynamo|inductor)\.exc\.[A-Z]\w*): (?P<msg>.*)", re.S)
 
 
 def _unquote(chain: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, ...]:
