@@ -89,3 +89,20 @@ def test_torchdynamo_exc_type_is_a_dynamo_failure(tmp_path):
     diags = run_scan((str(log),), (), audit=False).diagnoses
     assert len(diags) == 1 and diags[0].family == "dynamo" and diags[0].fatal
     assert diags[0].culprit is None or "torchdynamo/" not in diags[0].culprit.file
+
+
+# -- the recompile-limit warning from its body lines, its header cut ---------------------------
+
+def test_recompile_limit_warning_without_its_header_is_recognised():
+    # starts at `   function: 'forward' (.../modeling_llama.py:318)` under a [rank0]: glog prefix
+    diags = _scan("case-003.log")
+    assert [d.signature for d in diags] == ["recompile-limit"]
+    c = diags[0].culprit
+    assert c.file.endswith("transformers/models/llama/modeling_llama.py") and (c.line, c.function) == (318, "forward")
+    assert not diags[0].fatal
+
+
+def test_a_function_line_alone_is_not_a_recompile_warning(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("INFO starting\n   function: 'main' (/srv/app/run.py:12)\nINFO done\n")
+    assert run_scan((str(log),), (), audit=False).diagnoses == ()

@@ -93,6 +93,9 @@ WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<func>\S+) (?P<file>\S+) line
 DYNAMO_PACKAGES = ("torch._dynamo", "torch._inductor", "torchdynamo", "torchinductor")
 DYNAMO_EXC_PREFIXES = tuple(f"{p}." for p in DYNAMO_PACKAGES)
 RECOMPILE = recache.compile(r"(?:torch\._dynamo|torchdynamo) hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
+# The recompile-limit warning's body (convert_frame: `   function: 'f' (file:N)`, `   last reason: ...`,
+# `To log all recompilation reasons, use TORCH_LOGS="recompiles".`) when a paste starts below its header.
+RECOMPILE_BODY = recache.compile(r"^\s*function: '(?P<func>[^']+)' \((?P<file>.+?):(?P<line>\d+)\)\s*$")
 GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
 # dynamo's banners, printed after its exception: the exception itself may be out of view.
 _BANNER = recache.compile(
@@ -171,6 +174,7 @@ RULES: tuple[Rule, ...] = (
     Rule("wont-convert", (b"WON'T CONVERT",), WONT_CONVERT, first="W"),
     Rule("recompile-limit", (b"_dynamo hit config", b"torchdynamo hit config"), RECOMPILE, search=True),
     Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),
+    Rule("recompile-body", (b"function: '",), RECOMPILE_BODY),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
     Rule("explain", (b"Dynamo produced ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),

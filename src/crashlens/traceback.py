@@ -87,6 +87,7 @@ _FRAME_SUMMARY = recache.compile(r"^<FrameSummary file (?P<file>.+?), line (?P<l
 _EXPLAIN_LINE = recache.compile(r"^(?:Break [Rr]easons?(?: \d+)?:|Graph Count:|Op Count:|Ops per Graph:|Out Guards:|"
                                 r"Compile Times:|User Stack:|Graph Break Count:)")
 _GB_USER_TB = recache.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
+_RECOMPILE_BODY_TAIL = ("last reason: ", 'To log all recompilation reasons, use TORCH_LOGS="recompiles"')
 _RECOMPILE_FN = recache.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
 
 
@@ -475,7 +476,11 @@ class _Stream:
                 self._add_source(d.user_frames, stripped[1:])
         if stripped and (text[:1].isspace() or _RECOMPILE_FN.match(text) or line.level is not None
                          and line.prefixed and not _starts_record(text)):
+            if d.evidence == "recompile-body" and stripped.startswith(_RECOMPILE_BODY_TAIL):
+                d.dynamo_body = True  # what only the recompile-limit warning prints
             if text.startswith(("To log all recompilation reasons", "To diagnose")):
+                if d.evidence == "recompile-body":
+                    d.block().message_lines.append(stripped)
                 return True
             if text[:1].isspace() or _RECOMPILE_FN.match(text):
                 d.block().message_lines.append(stripped)
@@ -870,6 +875,14 @@ class _Stream:
         b.message_lines.append(line.text[m.start():].strip())
         return True
 
+    def _open_recompile_body(self, line: LogLine, m: re.Match[str]) -> bool:
+        # The recompile-limit warning whose header line was cut: its `function:` line. It is dynamo's
+        # only once the lines only that warning prints follow (`last reason:`, `To log all
+        # recompilation reasons`): _warning marks it then.
+        d = self._open("warning", line, WARN, evidence="recompile-body")
+        d.new_block().message_lines.append(line.text.strip())
+        return True
+
     def _open_guard_error(self, line: LogLine, m: re.Match[str]) -> bool:
         d = self._open("partial", line, BODY, section="message")
         d.new_block().message_lines.append("Error while creating guard:")
@@ -1138,6 +1151,7 @@ _OPENERS = {
     "graph-break-warning": _Stream._open_graph_break_warning,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
+    "recompile-body": _Stream._open_recompile_body,
     "guard-error": _Stream._open_guard_error,
     "banner": _Stream._open_banner,
     "failed-inlining": _Stream._open_failed_inlining,
