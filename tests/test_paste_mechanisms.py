@@ -106,3 +106,26 @@ def test_a_function_line_alone_is_not_a_recompile_warning(tmp_path):
     log = tmp_path / "x.log"
     log.write_text("INFO starting\n   function: 'main' (/srv/app/run.py:12)\nINFO done\n")
     assert run_scan((str(log),), (), audit=False).diagnoses == ()
+
+
+# -- TORCH_LOGS=graph_breaks entries that start at `Reason:`; glog prefixes with the head elided -------
+
+def test_elided_glog_prefix_comes_off_and_keeps_its_artifact():
+    line = frame_line("x", 1, ".../torch/_dynamo/symbolic_convert.py:436] [16/2] [__graph_breaks] User code traceback:")
+    assert (line.text, line.artifact, line.prefixed) == ("User code traceback:", "graph_breaks", True)
+
+
+def test_graph_breaks_entry_from_its_reason_line_routes_on_the_message():
+    # `Reason: Unsupported: Graph break due to unsupported builtin flash_attn_2_cuda.PyCapsule.fwd ...`
+    diags = _scan("case-005.log")
+    assert [d.signature for d in diags] == ["c-extension-call"]
+    d = diags[0]
+    assert d.callee == "flash_attn_2_cuda.PyCapsule.fwd" and not d.fatal
+    assert d.culprit is not None and d.culprit.file.endswith("mixers/slide_attention.py")  # the user stack's last frame
+    assert "custom op" in d.fixes[0].title
+
+
+def test_a_reason_line_outside_the_graph_breaks_log_is_nothing(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("Reason: Unsupported: the request body was empty\n")
+    assert run_scan((str(log),), (), audit=False).diagnoses == ()

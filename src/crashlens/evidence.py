@@ -96,6 +96,9 @@ RECOMPILE = recache.compile(r"(?:torch\._dynamo|torchdynamo) hit config\.(?:cach
 # The recompile-limit warning's body (convert_frame: `   function: 'f' (file:N)`, `   last reason: ...`,
 # `To log all recompilation reasons, use TORCH_LOGS="recompiles".`) when a paste starts below its header.
 RECOMPILE_BODY = recache.compile(r"^\s*function: '(?P<func>[^']+)' \((?P<file>.+?):(?P<line>\d+)\)\s*$")
+# The graph_breaks logger's (2.2-2.6) entry is `Graph break in user code at F:N`, `Reason: Unsupported: MSG`,
+# `User code traceback:` and the frames; a paste that starts below the first line keeps the reason.
+GB_LOG_REASON = recache.compile(r"^Reason: (?:(?P<type>Unsupported|[A-Z]\w*(?:Error|Exception)): )?(?P<msg>\S.*)$")
 GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
 # dynamo's banners, printed after its exception: the exception itself may be out of view.
 _BANNER = recache.compile(
@@ -175,6 +178,7 @@ RULES: tuple[Rule, ...] = (
     Rule("recompile-limit", (b"_dynamo hit config", b"torchdynamo hit config"), RECOMPILE, search=True),
     Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),
     Rule("recompile-body", (b"function: '",), RECOMPILE_BODY),
+    Rule("graph-break-reason", (b"Reason: ",), GB_LOG_REASON, first="R", when=lambda line: line.artifact == "graph_breaks"),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
     Rule("explain", (b"Dynamo produced ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),

@@ -60,6 +60,10 @@ _GLOG = recache.compile(
     r"(?P<level>[VIWEC])\d{4}(?: \d\d:\d\d:\d\d\.\d+)?(?: +\d+)? [^\s\]]+:\d+\](?: |$)"
     r"(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
 )
+# A glog prefix whose head (level, date, thread) the reporter elided: `.../torch/_dynamo/x.py:436] [16/2] `.
+_GLOG_ELIDED = recache.compile(
+    r"(?:\.\.\.|\u2026)[^\s\]]*\.py:\d+\](?: |$)(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
+)
 _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
     r"\[(?P<level>[A-Z]+)\] ?"
@@ -110,6 +114,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("DIWEC", _VLLM_LEVEL, "level"),
     ("DIWEC", _PYLOGGING, "pylogging"),
     ("VIWEC", _GLOG, "glog"),
+    (".\u2026", _GLOG_ELIDED, "glog"),
     ("[", _KUBECTL, "wrapper"),
     ("[", _PYLOG_OLD, "pylog"),
     ("T", _DYNAMO_OLD_LOG, "level"),
@@ -164,7 +169,8 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         elif what == "level":
             level = m.group("level")
         elif what in ("glog", "pylog"):
-            level = _GLOG_LEVELS.get(m.group("level"), m.group("level"))
+            lv = m.groupdict().get("level")
+            level = _GLOG_LEVELS.get(lv, lv) if lv else level
             artifact = m.group("artifact") or artifact
             if what == "pylog":  # torch 2.0-2.2's format names its logger: `torch._inductor.graph: [ERROR]`
                 logger = m.group("name")

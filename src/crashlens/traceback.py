@@ -790,6 +790,17 @@ class _Stream:
             d.gb_header_only = True
         return True
 
+    def _open_graph_break_reason(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A graph_breaks log entry whose `Graph break in user code at` line was cut: the reason is the
+        # message (its `Unsupported: ` the type), `User code traceback:` then gives the user stack.
+        d = self._open("graph_break", line, GB, section="header")
+        d.gb_artifact = True
+        b = d.new_block()
+        b.type = m.group("type") or ""
+        b.message_lines.append(m.group("msg"))
+        self.section = "message"
+        return True
+
     def _open_cxx_fatal(self, line: LogLine, m: re.Match[str]) -> bool:
         b = self._open("partial", line, BODY, section="message").new_block()
         b.type = m.group("type") or ""
@@ -1145,6 +1156,7 @@ _OPENERS = {
     "user-code": _Stream._open_user_code,
     "pcg-failed": _Stream._open_pcg_failed,
     "graph-break": _Stream._open_graph_break,
+    "graph-break-reason": _Stream._open_graph_break_reason,
     "cxx-fatal": _Stream._open_cxx_fatal,
     "item-advice": _Stream._open_item_advice,
     "wont-convert": _Stream._open_wont_convert,
