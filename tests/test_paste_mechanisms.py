@@ -129,3 +129,45 @@ def test_a_reason_line_outside_the_graph_breaks_log_is_nothing(tmp_path):
     log = tmp_path / "x.log"
     log.write_text("Reason: Unsupported: the request body was empty\n")
     assert run_scan((str(log),), (), audit=False).diagnoses == ()
+
+
+# -- turning compilation off is never a fix -------------------------------------------------------
+
+from crashlens.catalog import get_catalog  # noqa: E402
+from crashlens.diagnose import DIAGNOSTIC_STEP, order_fixes  # noqa: E402
+from crashlens.records import Fix, Frame  # noqa: E402
+from crashlens.sigcheck import compile_off_flags, compile_off_problems  # noqa: E402
+
+_OFF_WORDS = ("--enforce-eager", "-O0", "--disable-piecewise-cuda-graph", "turn the compiled path off",
+              "TORCHDYNAMO_DISABLE", "suppress_errors")
+
+
+def test_vllm_compile_off_flag_is_not_the_first_fix():
+    # a vLLM observed-exception in a third-party (vllm) frame: the flag used to come first
+    d = _scan("case-016.log")[0]
+    assert not any(w in d.fixes[0].title for w in ("turn the compiled path off", "Until it is fixed"))
+    off = [f for f in d.fixes if f.title.startswith(DIAGNOSTIC_STEP)]
+    assert off and d.fixes.index(off[0]) == len(d.fixes) - 1
+
+
+def test_every_compile_off_remedy_in_the_catalog_is_marked():
+    cat = get_catalog()
+    assert {"--enforce-eager", "-O0", "--disable-piecewise-cuda-graph"} <= compile_off_flags(cat)
+    assert compile_off_problems(cat) == []
+
+
+@pytest.mark.parametrize("owner", ["user", "third-party", "torch"])
+def test_no_signature_can_put_a_compile_off_remedy_first(owner):
+    # catalog-wide: every signature's own fixes, the library rules' and the third-party set, in the order
+    # diagnose gives them, whoever owns the culprit and whether or not each fix edits the culprit's file
+    cat = get_catalog()
+    culprit = Frame("/site-packages/pkg/mod.py", 3, "f")
+    extra = [(f, r.id) for r in cat.libraries for f in r.fixes] + [(f, "x") for f in cat.third_party_fixes]
+    for sig in cat.signatures:
+        templates = [(f, sig.id) for f in sig.fixes] + extra
+        for on_culprit in (False, True):
+            fixes = [Fix(t.rank, t.kind, t.title, t.detail, culprit.file if on_culprit else None, None, t.safety, src,
+                         compile_off=t.compile_off) for t, src in templates]
+            first = order_fixes(fixes, owner, culprit, sig)[0]
+            assert not first.compile_off, (sig.id, first.title)
+            assert not any(w in first.title for w in _OFF_WORDS) or "diagnostic step" in first.title.lower(), (sig.id, first.title)

@@ -45,7 +45,7 @@ SIGNATURE_KEYS = {
     "match", "extract", "next", "fixes", "examples",
 }
 FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "safety", "file", "line", "requires",
-            "fallback", "when"}
+            "fallback", "when", "compile_off"}
 # Conditions a fix can put on the crash (`when = { culprit_owner = [...], call_shape = [...], torch = ">=2.4" }`).
 WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too"}
 CULPRIT_OWNERS = {"user", "third-party", "torch", "unknown"}
@@ -127,6 +127,9 @@ class FixTemplate:
     requires: tuple[str, ...]
     fallback: tuple[tuple[str, str], ...] = ()  # wording for a variable the log does not give
     when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # conditions (WHEN_KEYS) the crash must meet
+    # It turns torch.compile off (a server's eager flag, -O0, dropping --enable-torch-compile, disabling the
+    # whole model): never a fix, at most a diagnostic step after the fixes (diagnose.order_fixes).
+    compile_off: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -569,6 +572,9 @@ def _fixes(items: Any, where: str) -> tuple[FixTemplate, ...]:
         if line is not None and (isinstance(line, bool) or not isinstance(line, (int, str))):
             raise CatalogError(f"{w}.line: must be a line number or a template string")
         _req(f, "rank", int, w)
+        compile_off = f.get("compile_off", False)
+        if not isinstance(compile_off, bool):
+            raise CatalogError(f"{w}.compile_off: must be true or false")
         out.append(
             FixTemplate(
                 rank=_int(f, "rank", 0, w, 0, 10_000),
@@ -584,6 +590,7 @@ def _fixes(items: Any, where: str) -> tuple[FixTemplate, ...]:
                 requires=tuple(_str_list(f.get("requires", []), f"{w}.requires")),
                 fallback=_str_table(f.get("fallback", {}), f"{w}.fallback"),
                 when=_when(f.get("when", {}), f"{w}.when"),
+                compile_off=compile_off,
             )
         )
     return tuple(out)

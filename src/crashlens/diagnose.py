@@ -257,12 +257,15 @@ def _render_fixes(
                 line=int(line_s) if line_s and line_s.isdigit() else None,
                 safety=tmpl.safety,
                 source=origin,
+                compile_off=tmpl.compile_off,
             )
         )
     return fixes
 
 
 LIBRARY_PATCH = "Library patch: "
+# What a remedy that turns compilation off is: a way to see whether the compiled path is the cause, not a fix.
+DIAGNOSTIC_STEP = "Diagnostic step, not a fix: "
 # Fix kinds that change the culprit's own lines; a config switch, a flag or an upgrade that names the culprit's
 # file as where it applies is still something the user sets without editing the package.
 CODE_EDITS = frozenset({"precompute", "rewrite", "decorate"})
@@ -277,6 +280,8 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
     library = owner in ("third-party", "torch")
 
     def group(f: Fix) -> int:
+        if f.compile_off:
+            return 6  # turning compilation off hides the failure: after every fix and report
         if f.kind in ("report", "info"):
             return 5
         if eager_too and f.source == sig.id and f.kind in ("environment", "rewrite"):
@@ -295,6 +300,8 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
     for f in sorted(fixes, key=group):
         if group(f) == 4 and f.kind != "workaround" and not f.title.startswith(LIBRARY_PATCH):
             f = replace(f, title=LIBRARY_PATCH + f.title)
+        if f.compile_off and not f.title.startswith(DIAGNOSTIC_STEP):
+            f = replace(f, title=DIAGNOSTIC_STEP + f.title[0].lower() + f.title[1:])
         if not out and f.title.startswith("Or "):  # a later-ranked alternative that came out first
             f = replace(f, title=f.title[3].upper() + f.title[4:])
         out.append(f)

@@ -122,6 +122,7 @@ class Fix:
     line: int | None = None
     safety: str = ""
     source: str = ""  # signature or library rule that contributed it
+    compile_off: bool = False  # turns compilation off: a diagnostic step, never a fix (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
