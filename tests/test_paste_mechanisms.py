@@ -171,3 +171,13 @@ def test_no_signature_can_put_a_compile_off_remedy_first(owner):
             first = order_fixes(fixes, owner, culprit, sig)[0]
             assert not first.compile_off, (sig.id, first.title)
             assert not any(w in first.title for w in _OFF_WORDS) or "diagnostic step" in first.title.lower(), (sig.id, first.title)
+
+
+# -- a custom op only where one can work: never for an nn.Module's forward ---------------------------
+
+def test_no_custom_op_for_a_module_forward():
+    # from user code: encoder.py `feats = self.encoder.forward(x, mask=mask)` into x_transformers' forward
+    d = _scan("case-013.log")[0]
+    assert d.culprit.function == "forward"
+    assert [f for f in d.fixes if f.kind == "custom-op"] == []
+    assert d.fixes[0].kind != "report"  # the library line's own fix is still offered

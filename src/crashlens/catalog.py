@@ -50,7 +50,7 @@ FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "
 WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too"}
 CULPRIT_OWNERS = {"user", "third-party", "torch", "unknown"}
 # What the call site does with the value (context.toml [[call_shapes]]); "tensor" when none says otherwise.
-CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "per-call-data", "tensor"}
+CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "per-call-data", "module-call", "tensor"}
 EXAMPLE_KEYS = {"expect", "era", "origin", "fields", "text"}
 # Control characters (tab and newline aside), C1 controls and bidi overrides: a catalog is shown on a
 # terminal, so none of these may hide in it.
@@ -245,6 +245,8 @@ class Catalog:
     location_patterns: list[Any] = field(default_factory=list)
     # context.toml [[call_shapes]]: (shape, pattern) over the source line that calls the culprit's code
     call_shapes: list[tuple[str, Any]] = field(default_factory=list)
+    # [[call_shapes]] with `on = "entry"`: (shape, pattern) over the name of the function the call enters
+    entry_shapes: list[tuple[str, Any]] = field(default_factory=list)
     # _torch_api.toml: (name, lowest torch release or None for the "unknown version" note, text), newest first
     api_forms: list[tuple[str, tuple[int, ...] | None, str]] = field(default_factory=list)
     version_hints: list[tuple[str, Any, str, str]] = field(default_factory=list)
@@ -268,7 +270,7 @@ class Catalog:
             pats += list(crule.patterns)
         pats += [f.pattern for f in self.facts] + list(self.callee_patterns) + [v[1] for v in self.version_hints]
         pats += [b.pattern for b in self.banners]
-        pats += list(self.location_patterns) + [p for _s, p in self.call_shapes]
+        pats += list(self.location_patterns) + [p for _s, p in self.call_shapes] + [p for _s, p in self.entry_shapes]
         return pats
 
     def warm(self) -> None:
@@ -1014,7 +1016,11 @@ def load_context(path: Path, cat: Catalog) -> None:
         shape = _req(sh, "shape", str, sw)
         if shape not in CALL_SHAPES:
             raise CatalogError(f"{sw}.shape: must be one of {', '.join(sorted(CALL_SHAPES))}")
-        cat.call_shapes.append((shape, compile_pattern(_req(sh, "pattern", str, sw), f"{sw}.pattern")))
+        on = sh.get("on", "source")
+        if on not in ("source", "entry"):
+            raise CatalogError(f"{sw}.on: must be \"source\" (the calling line) or \"entry\" (the called function's name)")
+        (cat.entry_shapes if on == "entry" else cat.call_shapes).append(
+            (shape, compile_pattern(_req(sh, "pattern", str, sw), f"{sw}.pattern")))
     for vw, v in _tables(d, "versions", w):
         cat.version_hints.append(
             (

@@ -136,11 +136,16 @@ def api_forms(cat: Catalog, ctx: Context) -> dict[str, str]:
     return out
 
 
-def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog) -> str:
+def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog, entry: Frame | None = None) -> str:
     """What the call site does with the value (context.toml [[call_shapes]]): the user's line that calls
-    into a third-party culprit, else the culprit's own line."""
+    into a third-party culprit, else the culprit's own line; or what the called function is (an
+    nn.Module's forward: a whole block, which no custom op can stand in for)."""
     from .catalog import search
 
+    if owner == "third-party" and entry is not None:
+        for shape, pat in cat.entry_shapes:
+            if search(pat, entry.function.rsplit(".", 1)[-1]):
+                return shape
     if owner == "third-party" and caller is None:
         return "tensor"  # the call site is not in the log: nothing says a custom op cannot stand in
     site = caller if owner == "third-party" else t.culprit
@@ -366,7 +371,7 @@ def build(
         templates += [(f, sig.id) for f in cat.third_party_fixes]
     cond = {
         "culprit_owner": owner,
-        "call_shape": call_shape(t, owner, caller, cat),
+        "call_shape": call_shape(t, owner, caller, cat, entry),
         "torch": dict(ctx.versions).get("torch", ""),
         "eager_too": "true" if "eager-too" in sig.tags else "false",
     }
