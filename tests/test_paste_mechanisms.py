@@ -181,3 +181,15 @@ def test_no_custom_op_for_a_module_forward():
     assert d.culprit.function == "forward"
     assert [f for f in d.fixes if f.kind == "custom-op"] == []
     assert d.fixes[0].kind != "report"  # the library line's own fix is still offered
+
+
+# -- "error out of view" only when no error is in view ----------------------------------------------
+
+@pytest.mark.parametrize("name", [
+    "case-009.log",  # glog `C... scheduler.py:1059] Error in codegen for ComputedBuffer(...)`, then BackendCompilerFailed
+    "case-010.log",  # torch 2.1's `torch._inductor.scheduler: [CRITICAL] Error in codegen for ComputedBuffer` (CI timestamps)
+    "case-012.log",  # frames inside output_graph.call_user_compiler under `raise BackendCompilerFailed(`
+])
+def test_backend_failure_in_view_is_not_reported_as_out_of_view(name):
+    diags = _scan(name)
+    assert [d.signature for d in diags] == ["backend-compiler-failed"] and diags[0].fatal
