@@ -193,3 +193,23 @@ def test_no_custom_op_for_a_module_forward():
 def test_backend_failure_in_view_is_not_reported_as_out_of_view(name):
     diags = _scan(name)
     assert [d.signature for d in diags] == ["backend-compiler-failed"] and diags[0].fatal
+
+
+# -- recompiles on a per-instance guard: the limit must cover the instances --------------------------
+
+@pytest.mark.parametrize("name", [
+    "case-002.log",  # recompiles: ___check_obj_id(L['self']._modules['attn'].processor, ...) per block
+    "case-003.log",  # recompile limit: last reason L['self']._modules['self_attn'].layer_idx == 0
+])
+def test_per_instance_guard_gets_the_limit_first(name):
+    d = _scan(name)[0]
+    first = d.fixes[0]
+    assert "recompile_limit" in first.title and "cache_size_limit" in first.title
+    assert "regional compilation" in first.detail
+    assert "pass that value as a tensor" not in first.title
+
+
+def test_a_value_that_changes_per_call_still_gets_the_guard_fix_first():
+    # a real torch 2.13 run: `step == 3`, an int argument that changes every call
+    d = run_scan((str(SAMPLES / "raw" / "recompile-limit-nofullgraph.log"),), (), audit=False).diagnoses[0]
+    assert d.fixes[0].title.startswith("Stop the guard")
