@@ -45,12 +45,12 @@ SIGNATURE_KEYS = {
     "match", "extract", "next", "fixes", "examples", "compile_evidence",
 }
 FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "safety", "file", "line", "requires",
-            "fallback", "when"}
+            "fallback", "when", "compile_off"}
 # Conditions a fix can put on the crash (`when = { culprit_owner = [...], call_shape = [...], torch = ">=2.4" }`).
 WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too"}
 CULPRIT_OWNERS = {"user", "third-party", "torch", "unknown"}
 # What the call site does with the value (context.toml [[call_shapes]]); "tensor" when none says otherwise.
-CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "per-call-data", "tensor"}
+CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "per-call-data", "module-call", "tensor"}
 EXAMPLE_KEYS = {"expect", "era", "origin", "fields", "text"}
 # Control characters (tab and newline aside), C1 controls and bidi overrides: a catalog is shown on a
 # terminal, so none of these may hide in it.
@@ -129,6 +129,9 @@ class FixTemplate:
     requires: tuple[str, ...]
     fallback: tuple[tuple[str, str], ...] = ()  # wording for a variable the log does not give
     when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # conditions (WHEN_KEYS) the crash must meet
+    # It turns torch.compile off (a server's eager flag, -O0, dropping --enable-torch-compile, disabling the
+    # whole model): never a fix, at most a diagnostic step after the fixes (diagnose.order_fixes).
+    compile_off: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +250,8 @@ class Catalog:
     location_patterns: list[Any] = field(default_factory=list)
     # context.toml [[call_shapes]]: (shape, pattern) over the source line that calls the culprit's code
     call_shapes: list[tuple[str, Any]] = field(default_factory=list)
+    # [[call_shapes]] with `on = "entry"`: (shape, pattern) over the name of the function the call enters
+    entry_shapes: list[tuple[str, Any]] = field(default_factory=list)
     # _torch_api.toml: (name, lowest torch release or None for the "unknown version" note, text), newest first
     api_forms: list[tuple[str, tuple[int, ...] | None, str]] = field(default_factory=list)
     version_hints: list[tuple[str, Any, str, str]] = field(default_factory=list)
@@ -270,7 +275,7 @@ class Catalog:
             pats += list(crule.patterns)
         pats += [f.pattern for f in self.facts] + list(self.callee_patterns) + [v[1] for v in self.version_hints]
         pats += [b.pattern for b in self.banners]
-        pats += list(self.location_patterns) + [p for _s, p in self.call_shapes]
+        pats += list(self.location_patterns) + [p for _s, p in self.call_shapes] + [p for _s, p in self.entry_shapes]
         return pats
 
     def warm(self) -> None:
@@ -574,6 +579,9 @@ def _fixes(items: Any, where: str) -> tuple[FixTemplate, ...]:
         if line is not None and (isinstance(line, bool) or not isinstance(line, (int, str))):
             raise CatalogError(f"{w}.line: must be a line number or a template string")
         _req(f, "rank", int, w)
+        compile_off = f.get("compile_off", False)
+        if not isinstance(compile_off, bool):
+            raise CatalogError(f"{w}.compile_off: must be true or false")
         out.append(
             FixTemplate(
                 rank=_int(f, "rank", 0, w, 0, 10_000),
@@ -589,6 +597,7 @@ def _fixes(items: Any, where: str) -> tuple[FixTemplate, ...]:
                 requires=tuple(_str_list(f.get("requires", []), f"{w}.requires")),
                 fallback=_str_table(f.get("fallback", {}), f"{w}.fallback"),
                 when=_when(f.get("when", {}), f"{w}.when"),
+                compile_off=compile_off,
             )
         )
     return tuple(out)
@@ -1014,7 +1023,11 @@ def load_context(path: Path, cat: Catalog) -> None:
         shape = _req(sh, "shape", str, sw)
         if shape not in CALL_SHAPES:
             raise CatalogError(f"{sw}.shape: must be one of {', '.join(sorted(CALL_SHAPES))}")
-        cat.call_shapes.append((shape, compile_pattern(_req(sh, "pattern", str, sw), f"{sw}.pattern")))
+        on = sh.get("on", "source")
+        if on not in ("source", "entry"):
+            raise CatalogError(f"{sw}.on: must be \"source\" (the calling line) or \"entry\" (the called function's name)")
+        (cat.entry_shapes if on == "entry" else cat.call_shapes).append(
+            (shape, compile_pattern(_req(sh, "pattern", str, sw), f"{sw}.pattern")))
     for vw, v in _tables(d, "versions", w):
         cat.version_hints.append(
             (

@@ -20,6 +20,7 @@ _STDLIB = recache.compile(
 _TORCH = recache.compile(
     r"(?:^|/)(?:(?:site|dist)-packages/torch/|pytorch/torch/|torch/_(?:dynamo|inductor|subclasses|library|ops|functorch"
     r"|higher_order_ops)/)|^(?:\.\.\./)?torch/|^<eval_with_key>"
+    r"|(?:^|/)torch(?:dynamo|inductor)/"  # the 2022 standalone packages
 )
 # torch's public library code (torch.nn, torch.distributed, ...): the culprit when no frame of the user's or
 # of another package is visible. Never the compile machinery (dynamo, inductor, fx, export, the op
@@ -30,7 +31,7 @@ _TORCH_PUBLIC = recache.compile(
 )
 # Compile machinery whose frames, in a traceback, mean "dynamo called this": a frame below one of these
 # was run by dynamo (a backend, a hook, a fake impl), not traced by it.
-_MACHINERY = recache.compile(r"(?:^|/)torch/_(?:dynamo|inductor)/")
+_MACHINERY = recache.compile(r"(?:^|/)torch(?:/_)?(?:dynamo|inductor)/")
 _PACKAGE = recache.compile(r"(?:site|dist)-packages/(?P<pkg>[A-Za-z_][\w]*)")
 def is_stdlib(path: str) -> bool:
     p = path.replace("\\", "/")

@@ -10,7 +10,7 @@ from ._struct import replace
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context, parse_version
 from .culprit import entry_of, module_of, owner_of, package_of, source_root
-from .evidence import is_compile_machinery
+from .evidence import DYNAMO_EXC_PREFIXES, is_compile_machinery
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
 
@@ -138,11 +138,16 @@ def api_forms(cat: Catalog, ctx: Context) -> dict[str, str]:
     return out
 
 
-def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog) -> str:
+def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog, entry: Frame | None = None) -> str:
     """What the call site does with the value (context.toml [[call_shapes]]): the user's line that calls
-    into a third-party culprit, else the culprit's own line."""
+    into a third-party culprit, else the culprit's own line; or what the called function is (an
+    nn.Module's forward: a whole block, which no custom op can stand in for)."""
     from .catalog import search
 
+    if owner == "third-party" and entry is not None:
+        for shape, pat in cat.entry_shapes:
+            if search(pat, entry.function.rsplit(".", 1)[-1]):
+                return shape
     if owner == "third-party" and caller is None:
         return "tensor"  # the call site is not in the log: nothing says a custom op cannot stand in
     site = caller if owner == "third-party" else t.culprit
@@ -259,12 +264,15 @@ def _render_fixes(
                 line=int(line_s) if line_s and line_s.isdigit() else None,
                 safety=tmpl.safety,
                 source=origin,
+                compile_off=tmpl.compile_off,
             )
         )
     return fixes
 
 
 LIBRARY_PATCH = "Library patch: "
+# What a remedy that turns compilation off is: a way to see whether the compiled path is the cause, not a fix.
+DIAGNOSTIC_STEP = "Diagnostic step, not a fix: "
 # Fix kinds that change the culprit's own lines; a config switch, a flag or an upgrade that names the culprit's
 # file as where it applies is still something the user sets without editing the package.
 CODE_EDITS = frozenset({"precompute", "rewrite", "decorate"})
@@ -279,6 +287,8 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
     library = owner in ("third-party", "torch")
 
     def group(f: Fix) -> int:
+        if f.compile_off:
+            return 6  # turning compilation off hides the failure: after every fix and report
         if f.kind in ("report", "info"):
             return 5
         if eager_too and f.source == sig.id and f.kind in ("environment", "rewrite"):
@@ -297,6 +307,8 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
     for f in sorted(fixes, key=group):
         if group(f) == 4 and f.kind != "workaround" and not f.title.startswith(LIBRARY_PATCH):
             f = replace(f, title=LIBRARY_PATCH + f.title)
+        if f.compile_off and not f.title.startswith(DIAGNOSTIC_STEP):
+            f = replace(f, title=DIAGNOSTIC_STEP + f.title[0].lower() + f.title[1:])
         if not out and f.title.startswith("Or "):  # a later-ranked alternative that came out first
             f = replace(f, title=f.title[3].upper() + f.title[4:])
         out.append(f)
@@ -361,7 +373,7 @@ def build(
         templates += [(f, sig.id) for f in cat.third_party_fixes]
     cond = {
         "culprit_owner": owner,
-        "call_shape": call_shape(t, owner, caller, cat),
+        "call_shape": call_shape(t, owner, caller, cat, entry),
         "torch": dict(ctx.versions).get("torch", ""),
         "eager_too": "true" if "eager-too" in sig.tags else "false",
     }
@@ -483,7 +495,7 @@ def _richness(d: Diagnosis) -> tuple[int, int, int, int, int]:
     """Which copy of a crash to show: the dynamo exception itself beats a wrapper that quotes it
     ("Worker failed with error '...'"), then more frames, a culprit, more fixes."""
     return (
-        int(d.exception is not None and d.exception[0].startswith(("torch._dynamo.", "torch._inductor."))),
+        int(d.exception is not None and d.exception[0].startswith(DYNAMO_EXC_PREFIXES)),
         int(d.exception is not None and bool(d.exception[0])),
         len(d.chain),
         int(d.culprit is not None),
@@ -575,7 +587,7 @@ def _absorb(host: Diagnosis, part: Diagnosis) -> Diagnosis:
 
 
 def _typed_dynamo(d: Diagnosis) -> bool:
-    return d.exception is not None and d.exception[0].startswith(("torch._dynamo.", "torch._inductor."))
+    return d.exception is not None and d.exception[0].startswith(DYNAMO_EXC_PREFIXES)
 
 
 MIN_QUOTED = 12  # a shorter message is found inside another only as a whole quoted word run

@@ -68,6 +68,10 @@ IPY_OLD_FRAME = recache.compile(r"^(?P<file>(?:~|/|[A-Za-z]:\\|<ipython-input-)\
 IPY_FRAME = recache.compile(r"^(?:File (?P<file>[^\s,][^,]*?):(?P<line>\d+), in (?P<func>[^\s(]+)"
                              r"|Cell (?P<cell>In\s*\[\d*\]), line (?P<cline>\d+))")
 IPY_SOURCE = recache.compile(r"^\s*(?P<arrow>-*>)?\s*(?P<n>\d+)\s(?P<src>.*)$")
+# pytest's short and auto tracebacks (`--tb=short`, and the frames above the failing test's own in the
+# default style) print a frame as `PATH:LINE: in FUNC`, its source line indented below; no other
+# traceback printer writes `: in ` after a line number.
+PYTEST_FRAME = recache.compile(r"^(?P<file>[^\s:]\S*?\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")
 PCG_FAILED = recache.compile(r"^(?:Piecewise CUDA Graph failed with error: ?|Piecewise CUDA graph failed\.?)(?P<msg>.*)$")
 GB_HEADER = recache.compile(
     r"^(?:Graph break(?: \((?:user stack suppressed due to duplicate graph break|details suppressed)\))?"
@@ -85,7 +89,19 @@ _ITEM_ADVICE = recache.compile(r"^Graph break from (?P<what>.*?), consider setti
 _ITEM_ADVICE_REST = recache.compile(
     r"^(?:torch\._dynamo\.config\.capture_scalar_outputs = True|env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=\d)$")
 WONT_CONVERT = recache.compile(r"^WON'T CONVERT (?P<func>\S+) (?P<file>\S+) line (?P<line>\d+)")
-RECOMPILE = recache.compile(r"torch\._dynamo hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
+# The dynamo and inductor packages' names: torch._dynamo / torch._inductor, and before they moved into torch
+# (2022) the standalone `torchdynamo` / `torchinductor` packages, whose messages, loggers and exception types
+# are the same words under the old name (`torchdynamo hit config.cache_size_limit (64)`,
+# `torchdynamo.exc.Unsupported`, logger `torchdynamo.convert_frame`).
+DYNAMO_PACKAGES = ("torch._dynamo", "torch._inductor", "torchdynamo", "torchinductor")
+DYNAMO_EXC_PREFIXES = tuple(f"{p}." for p in DYNAMO_PACKAGES)
+RECOMPILE = recache.compile(r"(?:torch\._dynamo|torchdynamo) hit config\.(?:cache_size_limit|recompile_limit) \((?P<n>\d+)\)")
+# The recompile-limit warning's body (convert_frame: `   function: 'f' (file:N)`, `   last reason: ...`,
+# `To log all recompilation reasons, use TORCH_LOGS="recompiles".`) when a paste starts below its header.
+RECOMPILE_BODY = recache.compile(r"^\s*function: '(?P<func>[^']+)' \((?P<file>.+?):(?P<line>\d+)\)\s*$")
+# The graph_breaks logger's (2.2-2.6) entry is `Graph break in user code at F:N`, `Reason: Unsupported: MSG`,
+# `User code traceback:` and the frames; a paste that starts below the first line keeps the reason.
+GB_LOG_REASON = recache.compile(r"^Reason: (?:(?P<type>Unsupported|[A-Z]\w*(?:Error|Exception)): )?(?P<msg>\S.*)$")
 GUARD_ERROR = recache.compile(r"^(?:\[[\d/_]+\] )?Error while creating guard:\s*$")
 # dynamo's banners, printed after its exception: the exception itself may be out of view.
 _BANNER = recache.compile(
@@ -138,9 +154,9 @@ def _torch_compile_logger(line: LogLine) -> bool:
     convert_frame (where suppress_errors logs the failure it swallowed), in Python logging's format."""
     lg = line.logger or ""
     if line.level in ("ERROR", "CRITICAL"):
-        ok = lg.startswith(("torch._dynamo", "torch._inductor"))
+        ok = lg.startswith(DYNAMO_PACKAGES)
     else:
-        ok = line.level == "WARNING" and lg == "torch._dynamo.convert_frame"
+        ok = line.level == "WARNING" and lg in ("torch._dynamo.convert_frame", "torchdynamo.convert_frame")
     return ok and not line.text.startswith(BENIGN_TORCH_LOG)
 
 
@@ -154,6 +170,7 @@ RULES: tuple[Rule, ...] = (
     Rule("frame", (b'File "',), FRAME, first=" \tF"),  # a traceback whose head was cut off
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
     Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), IPY_FRAME, first="FC"),
+    Rule("pytest-frame", (b": in ",), PYTEST_FRAME),
     Rule("call-stack", (b"This call originates from:",), recache.compile(r"^This call originates from:")),
     Rule("user-code", (b"from user code:",), USER_CODE),
     Rule("pcg-failed", (b"Piecewise CUDA ",), PCG_FAILED, first="P"),  # both capitalisations of "Graph"
@@ -163,8 +180,10 @@ RULES: tuple[Rule, ...] = (
     Rule("item-advice-rest", (b"capture_scalar_outputs", b"CAPTURE_SCALAR_OUTPUTS"), _ITEM_ADVICE_REST,
          first=" \tte", on_stripped=True),
     Rule("wont-convert", (b"WON'T CONVERT",), WONT_CONVERT, first="W"),
-    Rule("recompile-limit", (b"_dynamo hit config",), RECOMPILE, search=True),
+    Rule("recompile-limit", (b"_dynamo hit config", b"torchdynamo hit config"), RECOMPILE, search=True),
     Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),
+    Rule("recompile-body", (b"function: '",), RECOMPILE_BODY),
+    Rule("graph-break-reason", (b"Reason: ",), GB_LOG_REASON, first="R", when=lambda line: line.artifact == "graph_breaks"),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
     Rule("explain", (b"Dynamo produced ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),
@@ -179,7 +198,7 @@ RULES: tuple[Rule, ...] = (
     # Python logging's default format, and torch 2.0-2.2's own (`[2023-03-20 07:29:05,653]
     # torch._inductor.graph: [ERROR] Error from lowering`)
     Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
-                       b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]"), _ANY,
+                       b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]", b"torchdynamo.convert_frame: [WARNING]"), _ANY,
          when=_torch_compile_logger, in_prefix=True),
     # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
     # (and dotted names, which the prefilter finds without a marker).

@@ -24,7 +24,7 @@ KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-t
          "disable")
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
-                   "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.")
+                   "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.", "torchdynamo.", "torchinductor.")
 # Signatures whose failure is the program's own: eager fails the same way.
 _EAGER_TOO_HINTS = ("observed-exception", "missing-dict-key")
 _OP_NAME = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\.(\w+))?$")

@@ -30,8 +30,11 @@ _SGR_REMNANT = recache.compile(r" ?\[[0-9;]{0,16}m")
 # docker compose (`sglang-1  | `, v1 `sglang_1  | `) and `kubectl logs --prefix` (`[pod/name/container] `)
 _COMPOSE = recache.compile(r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ")
 _KUBECTL = recache.compile(r"\[pod/[^\]\s]+\] ")
-# pytest shows an exception's lines as `E       <line>` (E, then indentation to column 8)
-_PYTEST_E = recache.compile(r"E(?: {7}|$)")
+# pytest shows an exception's lines as `E` then blanks up to the column of the failing source line
+# (`>       x = f()` gives `E       `, E + 7; a line indented twice more, `>           r = g()`, gives
+# E + 11; `--tb=short` indents by 4: E + 3): E + 3 + 4k blanks, the widest that fits, so the message's own indentation (a quoted frame's
+# two blanks) survives whatever the width.
+_PYTEST_E = recache.compile(r"E(?: {3}(?: {4})*|$)")
 _RAY = recache.compile(r"\((?P<proc>[^()]*?), rank=(?P<rank>\d+), pid=\d+(?:, ip=[\w.:]+)?\) ")
 # A Ray actor without a rank: `(RayWorkerWrapper pid=1990, ip=192.168.23.10) `; its pid tells the workers apart.
 _RAY_ACTOR = recache.compile(r"\((?P<proc>[A-Za-z_][\w.:-]*) pid=(?P<pid>\d+), ip=[\w.:]+\) ")
@@ -56,6 +59,10 @@ _GLOG = recache.compile(
     # the time and thread id are left out of some pastes (`V0627 torch/_dynamo/exc.py:209] ...`)
     r"(?P<level>[VIWEC])\d{4}(?: \d\d:\d\d:\d\d\.\d+)?(?: +\d+)? (?P<gfile>[^\s\]]+):\d+\](?: |$)"
     r"(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
+)
+# A glog prefix whose head (level, date, thread) the reporter elided: `.../torch/_dynamo/x.py:436] [16/2] `.
+_GLOG_ELIDED = recache.compile(
+    r"(?:\.\.\.|\u2026)[^\s\]]*\.py:\d+\](?: |$)(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
 )
 _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
@@ -112,6 +119,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("DIWEC", _VLLM_LEVEL, "level"),
     ("DIWEC", _PYLOGGING, "pylogging"),
     ("VIWEC", _GLOG, "glog"),
+    (".\u2026", _GLOG_ELIDED, "glog"),
     ("[", _KUBECTL, "wrapper"),
     ("[", _PYLOG_OLD, "pylog"),
     ("T", _DYNAMO_OLD_LOG, "level"),
@@ -167,7 +175,8 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         elif what == "level":
             level = m.group("level")
         elif what in ("glog", "pylog"):
-            level = _GLOG_LEVELS.get(m.group("level"), m.group("level"))
+            lv = m.groupdict().get("level")
+            level = _GLOG_LEVELS.get(lv, lv) if lv else level
             artifact = m.group("artifact") or artifact
             if what == "pylog":  # torch 2.0-2.2's format names its logger: `torch._inductor.graph: [ERROR]`
                 logger = m.group("name")

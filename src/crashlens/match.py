@@ -51,9 +51,9 @@ def is_dynamo(record: CrashRecord) -> bool:
 
 
 # An exception type or a message that only torch.compile's stack prints.
-_DYNAMO_TYPE = recache.compile(r"^torch\.(?:_dynamo|_inductor)\.|(?:^|\.)(?:BackendCompilerFailed|InductorError|Unsupported"
+_DYNAMO_TYPE = recache.compile(r"^(?:torch\._|torch)(?:dynamo|inductor)\.|(?:^|\.)(?:BackendCompilerFailed|InductorError|Unsupported"
                                r"|TorchRuntimeError|InternalTorchDynamoError|FailOn\w+LimitHit|ConstraintViolationError)$")
-_DYNAMO_TEXT = recache.compile(r"torch[._/]_dynamo|torch[._/]_inductor|TorchDynamo|TORCHDYNAMO_|\bdynamo\b|Dynamo\b"
+_DYNAMO_TEXT = recache.compile(r"torch[._/]_dynamo|torch[._/]_inductor|torchdynamo\b|torchinductor\b|TorchDynamo|TORCHDYNAMO_|\bdynamo\b|Dynamo\b"
                                r"|torch\.compile\b|from user code:|WON'T CONVERT|FAILED INLINING|Recompiling function")
 
 

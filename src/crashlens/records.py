@@ -87,7 +87,7 @@ class CrashRecord:
         """The exception a person should read first: the last dynamo exception of the chain (a later
         error raised while handling it, e.g. in torch's metrics logging, is secondary), else the last."""
         for block in reversed(self.chain):
-            if block.type.startswith(("torch._dynamo.exc.", "torch._inductor.exc.")):
+            if block.type.startswith(("torch._dynamo.exc.", "torch._inductor.exc.", "torchdynamo.exc.", "torchinductor.exc.")):
                 return block
         return self.chain[-1] if self.chain else None
 
@@ -123,6 +123,7 @@ class Fix:
     line: int | None = None
     safety: str = ""
     source: str = ""  # signature or library rule that contributed it
+    compile_off: bool = False  # turns compilation off: a diagnostic step, never a fix (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
+from typing import Any
+
 from ._struct import dataclass
 from .catalog import Catalog, CatalogError, Signature, compile_pattern
 from .frame import frame_lines
@@ -51,6 +55,41 @@ def check_catalog(cat: Catalog) -> list[CheckResult]:
     return out
 
 
+# A server flag in the catalog's "turn compilation off" texts (servers/*.toml [[compile_off]]): --enforce-eager,
+# -O0, --disable-piecewise-cuda-graph, ... What follows "(or " there is a milder alternative (lower
+# --torch-compile-max-bs), and --compilation-config only holds options: neither turns compilation off.
+_FLAG = re.compile(r"(?<![\w-])(?:--[a-z][\w-]*(?:=\w+)?|-O0)")
+DIAGNOSTIC_LABEL = "diagnostic step, not a fix"
+
+
+def compile_off_flags(cat: Catalog) -> frozenset[str]:
+    out: set[str] = set()
+    for f in cat.server_flags:
+        out |= {t for t in _FLAG.findall(f.text.split("(or ", 1)[0]) if not t.endswith("-config")}
+    return frozenset(out)
+
+
+def _all_fix_templates(cat: Catalog) -> list[tuple[str, Any]]:
+    out = [(sig.path, f) for sig in cat.signatures for f in sig.fixes]
+    out += [(f"library rule {r.id}", f) for r in cat.libraries for f in r.fixes]
+    out += [("_fixsets.toml sets.third-party-culprit", f) for f in cat.third_party_fixes]
+    return out
+
+
+def compile_off_problems(cat: Catalog) -> list[str]:
+    """A fix that turns compilation off (the server's off flag, a flag of servers/*.toml's compile_off texts)
+    must say so (`compile_off = true`), which ranks it after every fix as a diagnostic step; a fix that
+    only mentions the flag as the way to see the real error says "diagnostic step, not a fix"."""
+    flags = compile_off_flags(cat)
+    problems = []
+    for where, f in _all_fix_templates(cat):
+        names = "{server.off_flag}" in f.title or any(t in f.title for t in flags)
+        if names and not f.compile_off and DIAGNOSTIC_LABEL not in f.title.lower():
+            problems.append(f"{where}: fix {f.title[:80]!r} turns compilation off: mark it compile_off = true "
+                            f"(a diagnostic step, never a fix)")
+    return problems
+
+
 def lint(cat: Catalog) -> list[str]:
     """Problems that make a catalog unfit to ship. The shipped catalog's patterns are compiled on
     first use at run time, so this is where every one of them is compiled and checked."""
@@ -77,4 +116,4 @@ def lint(cat: Catalog) -> list[str]:
         ranks = [f.rank for f in sig.fixes]
         if len(ranks) != len({(f.rank, f.title) for f in sig.fixes}):
             problems.append(f"{sig.path}: field 'fixes': duplicate fix")
-    return problems
+    return problems + compile_off_problems(cat)

@@ -19,6 +19,7 @@ from .evidence import (
     IPY_OLD_FRAME,
     IPY_SOURCE,
     PCG_FAILED,
+    PYTEST_FRAME,
     RECOMPILE,
     RECORD_START_MARKERS,
     RULES,
@@ -91,6 +92,7 @@ _EXPLAIN_LINE = recache.compile(r"^(?:Break [Rr]easons?(?: \d+)?:|Graph Count:|O
 _EXPLAIN_TAIL = recache.compile(r"^(?:Ops per Graph:|Out Guards:|Compile Times:)")
 _CALL_NAME = recache.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")
 _GB_USER_TB = recache.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
+_RECOMPILE_BODY_TAIL = ("last reason: ", 'To log all recompilation reasons, use TORCH_LOGS="recompiles"')
 _RECOMPILE_FN = recache.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
 
 
@@ -128,6 +130,7 @@ class _Draft:
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
     ipython: bool = False  # IPython's traceback format (numbered source lines)
+    pytest: bool = False  # pytest's short traceback format (`PATH:LINE: in FUNC` frames)
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
     # explain()'s previous break reason, held until this reason's first frame shows whether that one was
     # only its caller (torch 2.0 reports a break inside an inlined call once per enclosing frame)
@@ -378,6 +381,8 @@ class _Stream:
         self.last_kind = "frame"
         if m.re is IPY_FRAME and self.draft is not None:
             self.draft.ipython = True
+        elif m.re is PYTEST_FRAME and self.draft is not None:
+            self.draft.pytest = True
 
     def _add_source(self, frames: list[Frame], text: str) -> None:
         if self.prev_kind in ("frame", "source"):
@@ -488,7 +493,11 @@ class _Stream:
                 self._add_source(d.user_frames, stripped[1:])
         if stripped and (text[:1].isspace() or _RECOMPILE_FN.match(text) or line.level is not None
                          and line.prefixed and not _starts_record(text)):
+            if d.evidence == "recompile-body" and stripped.startswith(_RECOMPILE_BODY_TAIL):
+                d.dynamo_body = True  # what only the recompile-limit warning prints
             if text.startswith(("To log all recompilation reasons", "To diagnose")):
+                if d.evidence == "recompile-body":
+                    d.block().message_lines.append(stripped)
                 return True
             if text[:1].isspace() or _RECOMPILE_FN.match(text):
                 d.block().message_lines.append(stripped)
@@ -541,7 +550,7 @@ class _Stream:
         text = line.text
         stripped = text.strip()
         fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text) or \
-            (d.ipython and IPY_OLD_FRAME.match(stripped) or None)
+            (d.ipython and IPY_OLD_FRAME.match(stripped) or None) or (d.pytest and PYTEST_FRAME.match(text) or None)
         if fm:
             self._add_frame(d.block().frames, fm)
             return True
@@ -799,6 +808,17 @@ class _Stream:
             d.gb_header_only = True
         return True
 
+    def _open_graph_break_reason(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A graph_breaks log entry whose `Graph break in user code at` line was cut: the reason is the
+        # message (its `Unsupported: ` the type), `User code traceback:` then gives the user stack.
+        d = self._open("graph_break", line, GB, section="header")
+        d.gb_artifact = True
+        b = d.new_block()
+        b.type = m.group("type") or ""
+        b.message_lines.append(m.group("msg"))
+        self.section = "message"
+        return True
+
     def _open_cxx_fatal(self, line: LogLine, m: re.Match[str]) -> bool:
         b = self._open("partial", line, BODY, section="message").new_block()
         b.type = m.group("type") or ""
@@ -931,6 +951,14 @@ class _Stream:
     def _open_recompile_limit(self, line: LogLine, m: re.Match[str]) -> bool:
         b = self._open("warning", line, WARN).new_block()
         b.message_lines.append(line.text[m.start():].strip())
+        return True
+
+    def _open_recompile_body(self, line: LogLine, m: re.Match[str]) -> bool:
+        # The recompile-limit warning whose header line was cut: its `function:` line. It is dynamo's
+        # only once the lines only that warning prints follow (`last reason:`, `To log all
+        # recompilation reasons`): _warning marks it then.
+        d = self._open("warning", line, WARN, evidence="recompile-body")
+        d.new_block().message_lines.append(line.text.strip())
         return True
 
     def _open_guard_error(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -1147,7 +1175,7 @@ def _caused_by(chain: tuple[ExceptionBlock, ...]) -> tuple[Frame, ...]:
     return ()
 
 
-_QUOTED_DYNAMO = recache.compile(r"torch\._(?:dynamo|inductor)\.exc\.\w")
+_QUOTED_DYNAMO = recache.compile(r"(?:torch\._|torch)(?:dynamo|inductor)\.exc\.\w")
 
 
 def _shows_dynamo(d: _Draft) -> bool:
@@ -1206,10 +1234,12 @@ _OPENERS = {
     "frame": _Stream._open_frame,
     "ipython-header": _Stream._open_ipython,
     "ipython-frame": _Stream._open_frame,
+    "pytest-frame": _Stream._open_frame,
     "call-stack": _Stream._open_call_stack,
     "user-code": _Stream._open_user_code,
     "pcg-failed": _Stream._open_pcg_failed,
     "graph-break": _Stream._open_graph_break,
+    "graph-break-reason": _Stream._open_graph_break_reason,
     "cxx-fatal": _Stream._open_cxx_fatal,
     "item-advice": _Stream._open_item_advice,
     "item-advice-rest": _Stream._open_item_advice_rest,
@@ -1217,6 +1247,7 @@ _OPENERS = {
     "graph-break-warning": _Stream._open_graph_break_warning,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
+    "recompile-body": _Stream._open_recompile_body,
     "guard-error": _Stream._open_guard_error,
     "banner": _Stream._open_banner,
     "failed-inlining": _Stream._open_failed_inlining,
@@ -1230,7 +1261,7 @@ _OPENERS = {
 
 # A dynamo/inductor exception quoted inside another one's message: vLLM's `Worker failed with error
 # 'torch._dynamo.exc.Unsupported: ...'`, a server's re-raise, a repr with the quote around it.
-_QUOTED = recache.compile(r"(?P<q>['\"]?)(?P<type>torch\._(?:dynamo|inductor)\.exc\.[A-Z]\w*): (?P<msg>.*)", re.S)
+_QUOTED = recache.compile(r"(?P<q>['\"]?)(?P<type>(?:torch\._|torch)(?:dynamo|inductor)\.exc\.[A-Z]\w*): (?P<msg>.*)", re.S)
 
 
 def _unquote(chain: tuple[ExceptionBlock, ...]) -> tuple[ExceptionBlock, ...]:
