@@ -62,7 +62,7 @@ _GLOG = recache.compile(
 )
 # A glog prefix whose head (level, date, thread) the reporter elided: `.../torch/_dynamo/x.py:436] [16/2] `.
 _GLOG_ELIDED = recache.compile(
-    r"(?:\.\.\.|\u2026)[^\s\]]*\.py:\d+\](?: |$)(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
+    r"(?:\.\.\.|\u2026)(?P<gfile>[^\s\]]*\.py):\d+\](?: |$)(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
 )
 _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
