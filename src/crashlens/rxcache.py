@@ -56,6 +56,10 @@ def compile(pattern: str) -> Any:
                 del table[pattern]
     import regex  # type: ignore[import-untyped]
 
+    if not hasattr(regex, "_regex") and "regex._regex" in sys.modules:
+        # The engine was loaded alone (below) before regex was imported: the import found it in
+        # sys.modules and used it, but left it unbound as the package's attribute.
+        regex._regex = sys.modules["regex._regex"]
     flags = regex.MULTILINE | regex.V0
     if _cache_file() is None:
         return regex.compile(pattern, flags)
@@ -161,7 +165,8 @@ def _engine() -> Any:
                 _spec.loader.exec_module(mod)
             except (ImportError, OSError, ValueError):
                 return None
-            # `import regex` later finds this module and uses it: one engine, one Pattern type.
+            # `import regex` later finds this module and uses it: one engine, one Pattern type (it
+            # does not bind it as `regex._regex`: sys.modules["regex._regex"] is the way to it).
             sys.modules["regex._regex"] = mod
         _ext = mod
     return _ext if getattr(_ext, "MAGIC", None) == _table_magic else None
