@@ -201,10 +201,12 @@ def _load() -> dict[str, tuple[Any, ...]]:
 
 
 def _keep(pattern: str, args: tuple[Any, ...]) -> None:
-    global _dirty
+    global _dirty, _table_magic
     table = _load()
     if len(table) >= MAX_ENTRIES or not _engine_identity():
         return
+    if _table_magic is None:  # a first entry: made by the engine regex imported
+        _table_magic = getattr(sys.modules.get("regex._regex"), "MAGIC", None)
     table[pattern] = args
     _used.add(pattern)
     if not _dirty:
