@@ -452,6 +452,7 @@ def scan_located(
     banners: dict[int, bytes] = {}  # shape key -> shape of located lines that matter only as a banner
     banners_told: frozenset[int] = frozenset()  # the keys the locator sets apart
     aside_ok: dict[frozenset[int], bool] = {}  # keys a chunk was located with -> may its lines stay apart
+    shapes_of: dict[int, bytes] = {}  # every banner key given to the locator -> its shape
 
     def narrow() -> None:
         nonlocal known_then, told, banners_told
@@ -502,7 +503,6 @@ def scan_located(
         merged = sorted(zip(located[1] + located[3], located[2] + located[4]))
         return (located[0], [h for h, _ in merged], [st for _, st in merged], [], [], keys)
 
-    shapes_of: dict[int, bytes] = {}  # every banner key given to the locator -> its shape
     for index, (chunk, located) in enumerate(pairs):
         if index:
             narrow()

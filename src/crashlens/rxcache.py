@@ -56,6 +56,10 @@ def compile(pattern: str) -> Any:
                 del table[pattern]
     import regex  # type: ignore[import-untyped]
 
+    if not hasattr(regex, "_regex") and "regex._regex" in sys.modules:
+        # The engine was loaded alone (below) before regex was imported: the import found it in
+        # sys.modules and used it, but left it unbound as the package's attribute.
+        regex._regex = sys.modules["regex._regex"]
     flags = regex.MULTILINE | regex.V0
     if _cache_file() is None:
         return regex.compile(pattern, flags)
@@ -161,7 +165,8 @@ def _engine() -> Any:
                 _spec.loader.exec_module(mod)
             except (ImportError, OSError, ValueError):
                 return None
-            # `import regex` later finds this module and uses it: one engine, one Pattern type.
+            # `import regex` later finds this module and uses it: one engine, one Pattern type (it
+            # does not bind it as `regex._regex`: sys.modules["regex._regex"] is the way to it).
             sys.modules["regex._regex"] = mod
         _ext = mod
     return _ext if getattr(_ext, "MAGIC", None) == _table_magic else None
@@ -196,10 +201,12 @@ def _load() -> dict[str, tuple[Any, ...]]:
 
 
 def _keep(pattern: str, args: tuple[Any, ...]) -> None:
-    global _dirty
+    global _dirty, _table_magic
     table = _load()
     if len(table) >= MAX_ENTRIES or not _engine_identity():
         return
+    if _table_magic is None:  # a first entry: made by the engine regex imported
+        _table_magic = getattr(sys.modules.get("regex._regex"), "MAGIC", None)
     table[pattern] = args
     _used.add(pattern)
     if not _dirty:
