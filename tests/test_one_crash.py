@@ -205,3 +205,12 @@ def test_an_elided_copy_joins_its_own_traceback_not_another_crash_on_the_same_pa
     by_place = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]): d for d in fatal}
     assert len(fatal) == 2 and set(by_place) == {("core.py", 58), ("core.py", 179)}
     assert [o["line"] for o in by_place[("core.py", 179)]["occurrences"]] == [first + 36, first + 75]
+
+
+def test_the_cause_dynamo_wraps_shown_apart_is_part_of_the_dynamo_crash():
+    # torch 2.7's `TorchRuntimeError: Dynamo failed to run FX node with fake tensors: ...: got RuntimeError('a
+    # and b must have same reduction dim ...')`, quoted inside another error on two SGLang ranks: the paste
+    # shows the RuntimeError apart too, at the same user line. One crash: the dynamo one.
+    d = _assert_one_report("case-0597")
+    assert d["exception"]["type"] == "torch._dynamo.exc.TorchRuntimeError"
+
