@@ -214,3 +214,23 @@ def test_the_cause_dynamo_wraps_shown_apart_is_part_of_the_dynamo_crash():
     d = _assert_one_report("case-0597")
     assert d["exception"]["type"] == "torch._dynamo.exc.TorchRuntimeError"
 
+
+
+FOLDED = ["case-0191", "case-0459", "case-0200", "case-0065", "case-0989", "case-0998", "case-0149", "case-0856",
+          "case-0906", "case-0102", "case-0105", "case-0128", "case-0492", "case-0892", "case-0597"]
+
+
+@pytest.mark.parametrize("log", [CASES / f"{c}.log.gz" for c in FOLDED]
+                         + sorted((SAMPLES / "pastes").glob("case-*.log"))
+                         + sorted((SAMPLES / "pastes-heldout").glob("case-*.log")), ids=lambda p: p.name)
+def test_no_panel_repeats_advice(log):
+    """What the copies of a crash brought with them is said once: one "Next in this chain", each fix and
+    each note once, in the panel a person reads."""
+    from crashlens.render.terminal import panel
+
+    result = run_scan((str(log),), (), audit=False, jobs=1)
+    for n, d in enumerate(result.diagnoses, 1):
+        text = panel(d, n, 200, False)
+        assert text.count("Next in this chain") <= 1, text
+        advice = [f.title for f in d.fixes] + [f.detail for f in d.fixes if f.detail] + list(d.warnings)
+        assert len(advice) == len(set(advice)), text
