@@ -216,8 +216,15 @@ def test_the_cause_dynamo_wraps_shown_apart_is_part_of_the_dynamo_crash():
 
 
 
+def test_a_custom_backends_error_shown_apart_is_part_of_the_backend_failure():
+    # vLLM 0.11+ workers, head cut: one worker's copy starts at the backend's own `AssertionError: ...`, the
+    # line after `BackendCompilerFailed: backend=... raised:`.
+    d = _assert_one_report("case-0933", ranks={"Worker_TP0", "Worker_TP1"})
+    assert d["signature"] == "custom-backend-raised"
+
+
 FOLDED = ["case-0191", "case-0459", "case-0200", "case-0065", "case-0989", "case-0998", "case-0149", "case-0856",
-          "case-0906", "case-0102", "case-0105", "case-0128", "case-0492", "case-0892", "case-0597"]
+          "case-0906", "case-0102", "case-0105", "case-0128", "case-0492", "case-0892", "case-0597", "case-0933"]
 
 
 @pytest.mark.parametrize("log", [CASES / f"{c}.log.gz" for c in FOLDED]

@@ -784,8 +784,9 @@ def _elided_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
 
 def _wrapping_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The dynamo exception that wraps this one: dynamo quotes the error its fake-tensor run of the user's op
-    raised (`TorchRuntimeError: ...: got RuntimeError('a and b must have same reduction dim ...')`), and a
-    paste may show that cause apart. Only at the same place (its culprit is the dynamo crash's, or none)."""
+    raised (`TorchRuntimeError: ...: got RuntimeError('a and b must have same reduction dim ...')`), or a
+    custom backend raised (`BackendCompilerFailed: backend=... raised:` / `AssertionError: ...`), and a paste
+    may show that line apart. Only at the same place (its culprit is the dynamo crash's, or none)."""
     if d.exception is None or not d.exception[0] or _typed_dynamo(d) or not d.fatal or not d.occurrences:
         return None
     said = d.exception[1].strip()
@@ -794,7 +795,10 @@ def _wrapping_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     src, line = d.occurrences[0].source, d.occurrences[0].line
     best: tuple[int, Diagnosis] | None = None
     for e in hosts:
-        if e is d or not e.fatal or e.exception is None or said not in e.exception[1]:
+        # its first line, or what its signature read off the rest of its message (`raised:` then the
+        # backend's own exception on the next line)
+        if e is d or not e.fatal or e.exception is None or (
+                said not in e.exception[1] and not any(said in v for _k, v in e.fields)):
             continue
         if d.culprit is not None and (e.culprit is None or (d.culprit.file, d.culprit.line) != (
                 e.culprit.file, e.culprit.line)):
