@@ -205,3 +205,39 @@ def test_an_elided_copy_joins_its_own_traceback_not_another_crash_on_the_same_pa
     by_place = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]): d for d in fatal}
     assert len(fatal) == 2 and set(by_place) == {("core.py", 58), ("core.py", 179)}
     assert [o["line"] for o in by_place[("core.py", 179)]["occurrences"]] == [first + 36, first + 75]
+
+
+def test_the_cause_dynamo_wraps_shown_apart_is_part_of_the_dynamo_crash():
+    # torch 2.7's `TorchRuntimeError: Dynamo failed to run FX node with fake tensors: ...: got RuntimeError('a
+    # and b must have same reduction dim ...')`, quoted inside another error on two SGLang ranks: the paste
+    # shows the RuntimeError apart too, at the same user line. One crash: the dynamo one.
+    d = _assert_one_report("case-0597")
+    assert d["exception"]["type"] == "torch._dynamo.exc.TorchRuntimeError"
+
+
+
+def test_a_custom_backends_error_shown_apart_is_part_of_the_backend_failure():
+    # vLLM 0.11+ workers, head cut: one worker's copy starts at the backend's own `AssertionError: ...`, the
+    # line after `BackendCompilerFailed: backend=... raised:`.
+    d = _assert_one_report("case-0933", ranks={"Worker_TP0", "Worker_TP1"})
+    assert d["signature"] == "custom-backend-raised"
+
+
+FOLDED = ["case-0191", "case-0459", "case-0200", "case-0065", "case-0989", "case-0998", "case-0149", "case-0856",
+          "case-0906", "case-0102", "case-0105", "case-0128", "case-0492", "case-0892", "case-0597", "case-0933"]
+
+
+@pytest.mark.parametrize("log", [CASES / f"{c}.log.gz" for c in FOLDED]
+                         + sorted((SAMPLES / "pastes").glob("case-*.log"))
+                         + sorted((SAMPLES / "pastes-heldout").glob("case-*.log")), ids=lambda p: p.name)
+def test_no_panel_repeats_advice(log):
+    """What the copies of a crash brought with them is said once: one "Next in this chain", each fix and
+    each note once, in the panel a person reads."""
+    from crashlens.render.terminal import panel
+
+    result = run_scan((str(log),), (), audit=False, jobs=1)
+    for n, d in enumerate(result.diagnoses, 1):
+        text = panel(d, n, 200, False)
+        assert text.count("Next in this chain") <= 1, text
+        advice = [f.title for f in d.fixes] + [f.detail for f in d.fixes if f.detail] + list(d.warnings)
+        assert len(advice) == len(set(advice)), text

@@ -823,6 +823,33 @@ def _elided_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+def _wrapping_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The dynamo exception that wraps this one: dynamo quotes the error its fake-tensor run of the user's op
+    raised (`TorchRuntimeError: ...: got RuntimeError('a and b must have same reduction dim ...')`), or a
+    custom backend raised (`BackendCompilerFailed: backend=... raised:` / `AssertionError: ...`), and a paste
+    may show that line apart. Only at the same place (its culprit is the dynamo crash's, or none)."""
+    if d.exception is None or not d.exception[0] or _typed_dynamo(d) or not d.fatal or not d.occurrences:
+        return None
+    said = d.exception[1].strip()
+    if len(said) < MIN_QUOTED:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        # its first line, or what its signature read off the rest of its message (`raised:` then the
+        # backend's own exception on the next line)
+        if e is d or not e.fatal or e.exception is None or (
+                said not in e.exception[1] and not any(said in v for _k, v in e.fields)):
+            continue
+        if d.culprit is not None and (e.culprit is None or (d.culprit.file, d.culprit.line) != (
+                e.culprit.file, e.culprit.line)):
+            continue
+        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
+        if near and (best is None or min(near) < best[0]):
+            best = (min(near), e)
+    return best[1] if best else None
+
+
 def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
@@ -841,7 +868,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
         # a copy of the same traceback first: its own fuller copy, before any other crash it could be part of
         h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _elided_host(d, diags) \
             or _quoting_host(d, typed) or _evidence_host(d, shown) or _announced_host(d, typed) \
-            or _caused_host(d, diags) or _same_exception_host(d, diags)
+            or _caused_host(d, diags) or _same_exception_host(d, diags) or _wrapping_host(d, typed)
         if h is not None:
             into[id(d)] = id(h)
 
