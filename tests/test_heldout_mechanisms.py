@@ -175,3 +175,29 @@ def test_package_of_reads_the_src_layout():
     c, e = "/work/repro/fakeserve/layers/rope.py", "/work/repro/fakeinfer/jit/core.py"
     root2 = source_root((Frame(c, 1, "f"), Frame(e, 2, "g")))
     assert package_of(c, root2) == "fakeserve" and package_of(e, root2) == "fakeinfer"
+
+
+# -- a toolchain error inside BackendCompilerFailed: the environment fix, not "upgrade torch" ---------------
+
+def test_triton_gcc_build_failure_gets_the_toolchain_fix_first():
+    """vLLM's paste (case 013): BackendCompilerFailed whose inner error is gcc's CalledProcessError."""
+    (d,) = _scan(_paste("case-013.log"))
+    assert d.signature == "inductor-toolchain-failed"
+    assert d.fixes[0].kind == "environment" and "/usr/local/gcc/bin/gcc" in d.fixes[0].title
+    assert not any(f.kind == "upgrade" for f in d.fixes)
+
+
+@pytest.mark.parametrize("version", ["2.4.1", "2.7.1", "2.13.0"])
+def test_cpp_compile_error_recorded_names_the_compilers_own_complaint(version):
+    """Real runs with a compiler that fails every build: BackendCompilerFailed (2.4) / InductorError (2.7+)
+    around CppCompileError; the first fix quotes what the compiler said."""
+    lines = (RAW13 / version / "broken-cxx.log").read_text(encoding="utf-8").splitlines()
+    fatal = [d for d in _scan(lines) if d.fatal]
+    assert len(fatal) == 1 and fatal[0].signature == "inductor-toolchain-failed"
+    assert fatal[0].fixes[0].kind == "environment" and "Python.h" in fatal[0].fixes[0].title
+
+
+@pytest.mark.parametrize("name", ["inductor-no-cxx.log", "t24-inductor-no-cxx.log"])
+def test_no_compiler_at_all_stays_its_own_signature(name):
+    lines = (ROOT / "samples" / "raw" / name).read_text(encoding="utf-8").splitlines()
+    assert [d.signature for d in _scan(lines) if d.fatal] == ["inductor-no-cxx-compiler"]
