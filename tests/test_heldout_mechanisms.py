@@ -1,5 +1,6 @@
-"""General mechanisms found missing on the real pastes of samples/pastes-heldout, each tested on the paste that
-showed it (read by path, verbatim) and, where the mechanism is wider than that paste, on a second real log."""
+"""General mechanisms found missing on the real pastes of samples/pastes-heldout, each tested on the paste
+that showed it (read by path, verbatim) and, where the mechanism is wider than that paste, on a second real
+log."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _where(d) -> tuple[str, int] | None:
     return None if c is None else ("/".join(c.file.split("/")[-2:]), c.line)
 
 
-# -- explain(): each break reason its own finding, at the frame that broke ------------------------------------
+# -- explain(): each break reason its own finding, at the frame that broke
 
 def test_explain_report_gives_each_break_at_its_own_frame():
     """torch 2.0's explain() (fairseq, case 009): reasons 1-3 are one data-dependent jump reported once per
@@ -97,7 +98,8 @@ def test_fake_dispatch_not_implemented_on_a_custom_op_is_its_missing_fake():
 
 @pytest.mark.parametrize("version", ["2.4.1", "2.7.1"])
 def test_fake_dispatch_recorded_names_the_op_and_the_subclass_advice(version):
-    """A real run (an nn.Parameter subclass into a custom op under FakeTensorMode): one report, the op named."""
+    """A real run (an nn.Parameter subclass into a custom op under FakeTensorMode): one report, the op
+    named."""
     (d,) = _scan((RAW13 / version / "fake-dispatch.log").read_text(encoding="utf-8").splitlines())
     assert d.signature == "fake-dispatch-not-implemented"
     assert "issue13.weight_clone.default" in d.title
@@ -126,7 +128,7 @@ def test_a_fake_signature_crash_is_one_report_with_the_users_call(version):
     assert "signature" in _first_fix(d)
 
 
-# -- `.item()`: the advice read from whatever of it survived; the fix the user sets comes first ---------------
+# -- `.item()`: the advice read from whatever of it survived; the fix the user sets comes first
 
 def _warning_block(name: str) -> list[str]:
     """The graph-break warning of a real recording: its lines from `Graph break from` up to the logger's next

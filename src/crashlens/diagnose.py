@@ -715,8 +715,8 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
     for d in diags:
-        h = _quoted_host(d, typed) or _quoting_host(d, typed) or _copy_host(d, diags) or _evidence_host(d, shown) \
-            or _announced_host(d, typed)
+        h = (_quoted_host(d, typed) or _quoting_host(d, typed) or _copy_host(d, diags)
+             or _evidence_host(d, shown) or _announced_host(d, typed))
         if h is not None:
             into[id(d)] = id(h)
 

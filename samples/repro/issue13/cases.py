@@ -136,7 +136,8 @@ def broken_cxx(x):
     import torch._inductor.config
 
     # a compiler that exists and answers --version, but fails on every build (no Python headers)
-    torch._inductor.config.cpp.cxx = (os.path.join(os.path.dirname(os.path.abspath(__file__)), "broken_cxx.py"),)
+    here = os.path.dirname(os.path.abspath(__file__))
+    torch._inductor.config.cpp.cxx = (os.path.join(here, "broken_cxx.py"),)
     return torch.compile(toolchain_layer, backend="inductor")(x)
 
 
