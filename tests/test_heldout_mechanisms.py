@@ -1,5 +1,6 @@
-"""General mechanisms found missing on the real pastes of samples/pastes-heldout, each tested on the paste that
-showed it (read by path, verbatim) and, where the mechanism is wider than that paste, on a second real log."""
+"""General mechanisms found missing on the real pastes of samples/pastes-heldout, each tested on the paste
+that showed it (read by path, verbatim) and, where the mechanism is wider than that paste, on a second real
+log."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _where(d) -> tuple[str, int] | None:
     return None if c is None else ("/".join(c.file.split("/")[-2:]), c.line)
 
 
-# -- explain(): each break reason its own finding, at the frame that broke ------------------------------------
+# -- explain(): each break reason its own finding, at the frame that broke
 
 def test_explain_report_gives_each_break_at_its_own_frame():
     """torch 2.0's explain() (fairseq, case 009): reasons 1-3 are one data-dependent jump reported once per
@@ -97,7 +98,8 @@ def test_fake_dispatch_not_implemented_on_a_custom_op_is_its_missing_fake():
 
 @pytest.mark.parametrize("version", ["2.4.1", "2.7.1"])
 def test_fake_dispatch_recorded_names_the_op_and_the_subclass_advice(version):
-    """A real run (an nn.Parameter subclass into a custom op under FakeTensorMode): one report, the op named."""
+    """A real run (an nn.Parameter subclass into a custom op under FakeTensorMode): one report, the op
+    named."""
     (d,) = _scan((RAW13 / version / "fake-dispatch.log").read_text(encoding="utf-8").splitlines())
     assert d.signature == "fake-dispatch-not-implemented"
     assert "issue13.weight_clone.default" in d.title
@@ -126,7 +128,7 @@ def test_a_fake_signature_crash_is_one_report_with_the_users_call(version):
     assert "signature" in _first_fix(d)
 
 
-# -- `.item()`: the advice read from whatever of it survived; the fix the user sets comes first ---------------
+# -- `.item()`: the advice read from whatever of it survived; the fix the user sets comes first
 
 def _warning_block(name: str) -> list[str]:
     """The graph-break warning of a real recording: its lines from `Graph break from` up to the logger's next
@@ -175,3 +177,29 @@ def test_package_of_reads_the_src_layout():
     c, e = "/work/repro/fakeserve/layers/rope.py", "/work/repro/fakeinfer/jit/core.py"
     root2 = source_root((Frame(c, 1, "f"), Frame(e, 2, "g")))
     assert package_of(c, root2) == "fakeserve" and package_of(e, root2) == "fakeinfer"
+
+
+# -- a toolchain error inside BackendCompilerFailed: the environment fix, not "upgrade torch" ---------------
+
+def test_triton_gcc_build_failure_gets_the_toolchain_fix_first():
+    """vLLM's paste (case 013): BackendCompilerFailed whose inner error is gcc's CalledProcessError."""
+    (d,) = _scan(_paste("case-013.log"))
+    assert d.signature == "inductor-toolchain-failed"
+    assert d.fixes[0].kind == "environment" and "/usr/local/gcc/bin/gcc" in d.fixes[0].title
+    assert not any(f.kind == "upgrade" for f in d.fixes)
+
+
+@pytest.mark.parametrize("version", ["2.4.1", "2.7.1", "2.13.0"])
+def test_cpp_compile_error_recorded_names_the_compilers_own_complaint(version):
+    """Real runs with a compiler that fails every build: BackendCompilerFailed (2.4) / InductorError (2.7+)
+    around CppCompileError; the first fix quotes what the compiler said."""
+    lines = (RAW13 / version / "broken-cxx.log").read_text(encoding="utf-8").splitlines()
+    fatal = [d for d in _scan(lines) if d.fatal]
+    assert len(fatal) == 1 and fatal[0].signature == "inductor-toolchain-failed"
+    assert fatal[0].fixes[0].kind == "environment" and "Python.h" in fatal[0].fixes[0].title
+
+
+@pytest.mark.parametrize("name", ["inductor-no-cxx.log", "t24-inductor-no-cxx.log"])
+def test_no_compiler_at_all_stays_its_own_signature(name):
+    lines = (ROOT / "samples" / "raw" / name).read_text(encoding="utf-8").splitlines()
+    assert [d.signature for d in _scan(lines) if d.fatal] == ["inductor-no-cxx-compiler"]

@@ -268,7 +268,8 @@ class Catalog:
         """Every pattern of the catalog (signatures, library rules, context, facts, callee rules)."""
         pats: list[CatalogPattern] = []
         for sig in self.signatures:
-            pats += [p for _key, ps in sig.matcher.all_rules() for p in ps] + list(sig.extract) + list(sig.compile_evidence)
+            pats += [p for _key, ps in sig.matcher.all_rules() for p in ps] + list(sig.extract)
+            pats += list(sig.compile_evidence)
         for rule in self.libraries:
             pats += [p for _key, ps in rule.matcher.all_rules() for p in ps]
         for crule in self.context_rules:

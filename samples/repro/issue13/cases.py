@@ -132,6 +132,19 @@ def fake_dispatch(x):
         return torch.ops.issue13.weight_clone(weight)  # expect: fake-dispatch
 
 
+def broken_cxx(x):
+    import torch._inductor.config
+
+    # a compiler that exists and answers --version, but fails on every build (no Python headers)
+    here = os.path.dirname(os.path.abspath(__file__))
+    torch._inductor.config.cpp.cxx = (os.path.join(here, "broken_cxx.py"),)
+    return torch.compile(toolchain_layer, backend="inductor")(x)
+
+
+def toolchain_layer(x):
+    return torch.sin(x) + 1
+
+
 CASES = {
     "tp-quantize": lambda: compile_run(tp_quantize, torch.randn(4)),
     "tp-flag": lambda: compile_run(tp_flag, torch.randn(4)),
@@ -151,6 +164,7 @@ CASES = {
     "eager-cuda": lambda: eager_cuda(torch.randn(4)),
     "fake-signature": lambda: compile_run(fake_signature, torch.randn(4)),
     "fake-dispatch": lambda: fake_dispatch(torch.randn(4)),
+    "broken-cxx": lambda: broken_cxx(torch.randn(8)),
 }
 
 if __name__ == "__main__":

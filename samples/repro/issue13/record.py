@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 RAW = HERE.parent.parent / "raw" / "issue13"
 CASES = ["tp-quantize", "tp-flag", "tp-lock", "param-in-forward", "bincount", "nonzero", "device-mismatch",
          "shape-mismatch", "next-no-default", "zip-strict", "no-cuda", "environ-read", "per-call-hash", "suppressed-backend", "eager-cuda",
-         "fake-signature", "fake-dispatch"]
+         "fake-signature", "fake-dispatch", "broken-cxx"]
 
 
 def main() -> int:
