@@ -1,11 +1,11 @@
 """Do crashlens's fixes make the reproducers compile, with eager's output? (needs torch; not a unit test)
 
     python benchmarks/verify_fixes.py --python /path/to/venv/bin/python [--python ...] [--case NAME ...]
-                                      [--set repro|heldout] [--json FILE]
+                                      [--set repro|heldout|heldout3] [--json FILE]
 
 For every reproducer in samples/repro (each crash scenario, the FP4 chain `fp4_rounds.py --round 1`, and
 each model in samples/repro/models/; with `--set heldout` each model in samples/repro/heldout/, written apart
-from the ones the fixes were developed on) and each torch given by an interpreter:
+from the ones the fixes were developed on; `--set heldout3` likewise samples/repro/heldout3/) and each torch given by an interpreter:
   1. a fresh copy of samples/repro; the eager reference: the command with TORCHDYNAMO_DISABLE=1;
   2. `crashlens run --fix --format json -- CMD` in the copy, with that interpreter first on PATH;
   3. when it converged, the last round's output must equal eager's;
@@ -33,10 +33,10 @@ REPRO = ROOT / "samples" / "repro"
 
 def cases(which: str = "repro") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    if which == "heldout":
-        for p in sorted((REPRO / "heldout").glob("*.py")):
+    if which in ("heldout", "heldout3"):
+        for p in sorted((REPRO / which).glob("*.py")):
             if not p.name.startswith("_"):
-                out[f"heldout/{p.stem}"] = ["python", f"heldout/{p.name}"]
+                out[f"{which}/{p.stem}"] = ["python", f"{which}/{p.name}"]
         return out
     out["fp4_rounds"] = ["python", "fp4_rounds.py", "--round", "1"]
     for p in sorted((REPRO / "models").glob("*.py")) if (REPRO / "models").is_dir() else []:
@@ -117,8 +117,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--python", action="append", required=True, help="an interpreter with torch (repeat)")
     ap.add_argument("--case", action="append", help="only these cases")
-    ap.add_argument("--set", dest="which", choices=["repro", "heldout"], default="repro",
-                    help="heldout: the models in samples/repro/heldout/ (default: the development reproducers)")
+    ap.add_argument("--set", dest="which", choices=["repro", "heldout", "heldout3"], default="repro",
+                    help="heldout, heldout3: the models in samples/repro/<set>/ (default: the development reproducers)")
     ap.add_argument("--json", help="write the rows here too")
     args = ap.parse_args()
     all_cases = cases(args.which)
