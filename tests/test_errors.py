@@ -350,6 +350,10 @@ def test_each_installed_copy_keeps_its_own_parsed_cache(tmp_path):
     env.pop("CRASHLENS_NO_CACHE", None)
     copy = tmp_path / "other-venv"
     shutil.copytree(Path(crashlens.__file__).parent, copy / "crashlens")
+    from crashlens.catalog import builtin_dir
+
+    if not (copy / "crashlens" / "signatures").is_dir():  # an editable install: the catalog is the repo's
+        shutil.copytree(builtin_dir(), copy / "crashlens" / "signatures")
     log = str(SAMPLES / "sglang-1rank-pcg-fp4.log")
     scan = "import sys; sys.argv = ['crashlens', '--format', 'json', %r]; from crashlens.cli import main; main()" % log
     first = subprocess.run([sys.executable, "-c", scan], env=env, capture_output=True, timeout=120)
