@@ -155,3 +155,26 @@ def test_the_next_blocker_after_a_fix_is_reported_as_the_next_round_with_what_is
     assert "print" in r2.split("round 2: #1 gone · #2 new", 1)[1].split("\n", 2)[1].lower()  # #2's panel title
     assert "round 3:" in trail and "converged" in trail
     assert p.stdout.endswith("compiled ran\n")
+
+
+def test_the_live_report_names_the_next_blockers_of_the_library_the_command_loaded(repro: Path) -> None:
+    """`run`'s panel has the scan panel's "Next in this chain": found statically in the culprit library's
+    copy that the command ran (here the reproducer tree's FlashInfer-like package, on no interpreter's path),
+    so the engineer sees the JIT loader's stat and lock before the next restart. The stand-in replays the
+    recorded crash as this copy of the tree would print it (its paths rewritten to the copy)."""
+    (repro / "always.py").write_text(textwrap.dedent('''
+        import os, sys
+        if os.environ.get("TORCHDYNAMO_DISABLE") == "1":
+            sys.exit(0)
+        sys.stdout.write(open(sys.argv[1], encoding="utf-8").read())
+        sys.exit(1)
+    '''))
+    recorded = (RAW / "fp4-round-1.log").read_text(encoding="utf-8")
+    (repro / "r1.log").write_text(recorded.replace("/work/main/samples/repro/", f"{repro}/"), encoding="utf-8")
+    p = subprocess.run([*crashlens_exe(), "run", "--", sys.executable, "always.py", "r1.log"], cwd=repro,
+                       capture_output=True, text=True, env=_env(), timeout=120)
+    assert p.returncode == 1
+    live = p.stderr.split("crashlens run: trail", 1)[0]
+    assert live.count("Next in this chain") == 1
+    nxt = live.split("Next in this chain", 1)[1]
+    assert "jit/core.py" in nxt and "(filesystem)" in nxt and "jit/filelock.py" in nxt and "(lock)" in nxt

@@ -82,9 +82,10 @@ class Trail:
 
 
 def _run_once(cmd: list[str], sink: IO[bytes] | None, env: dict[str, str] | None = None,
-              pump: Pump | None = None, round_: int = 1) -> tuple[int, list[Diagnosis]]:
-    """Run the command once; its merged output goes to `sink` unchanged and through a scan session."""
-    session = SourceSession("<run>", get_catalog())
+              pump: Pump | None = None, round_: int = 1, blockers: Any = None) -> tuple[int, list[Diagnosis]]:
+    """Run the command once; its merged output goes to `sink` unchanged and through a scan session
+    (`blockers`: the audit hook that gives a diagnosis its "Next in this chain")."""
+    session = SourceSession("<run>", get_catalog(), blockers)
     # no __pycache__ left beside the user's files: `crashlens fix --revert` gives back the tree as it was
     full_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
     try:
@@ -180,7 +181,8 @@ def torch_version_at(torch_dir: str) -> str | None:
 
 
 def supervise(cmd: list[str], fix: bool, rounds: int, sink: IO[bytes] | None, notes: IO[str],
-              roots: list[str] | None = None, search_path: list[str] | None = None, pump: Pump | None = None) -> Trail:
+              roots: list[str] | None = None, search_path: list[str] | None = None, pump: Pump | None = None,
+              blockers: Any = None) -> Trail:
     """Run CMD, fix and run again (see the module's docstring). `pump` reads each launch's output (Pump);
     the eager check's launch is always read by the plain one, and reported nowhere."""
     trail = Trail(cmd)
@@ -194,7 +196,7 @@ def supervise(cmd: list[str], fix: bool, rounds: int, sink: IO[bytes] | None, no
         notes.write(f"crashlens run: round {n}: {' '.join(cmd)}\n")
         notes.flush()
         try:
-            rc, diags = _run_once(cmd, sink, pump=pump, round_=n)
+            rc, diags = _run_once(cmd, sink, pump=pump, round_=n, blockers=blockers)
         except KeyboardInterrupt as e:
             r.outcome = "interrupted"
             r.reason = (f"stopped by {getattr(e, 'name', 'Ctrl-C')}; every applied change is revertible "

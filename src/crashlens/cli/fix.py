@@ -152,6 +152,7 @@ def run(do_fix: bool, rounds: int, fmt: str, roots: tuple[str, ...], cmd: tuple[
     2: usage; 130: Ctrl-C, 143/129: SIGTERM/SIGHUP (changes stay revertible: crashlens fix --revert).
     """
     from ..supervise import CommandError, render_trail, supervise
+    from .scan import next_blockers_hook
 
     args = list(cmd)
     if args and args[0] == "--":
@@ -164,7 +165,9 @@ def run(do_fix: bool, rounds: int, fmt: str, roots: tuple[str, ...], cmd: tuple[
     live = LiveReport()
     try:
         with stop_on_signals():  # SIGTERM/SIGHUP stop CMD and end the run as Ctrl-C does (exit 143/129)
-            trail = supervise(args, do_fix, rounds, sink, sys.stderr, list(roots), pump=live)
+            # the panel's "Next in this chain", from the library the command itself loaded
+            trail = supervise(args, do_fix, rounds, sink, sys.stderr, list(roots), pump=live,
+                              blockers=next_blockers_hook(True, local=True))
     except CommandError as e:
         raise UserError(str(e)) from None
     finally:

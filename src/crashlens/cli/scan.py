@@ -16,8 +16,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def next_blockers_hook(enabled: bool) -> Any:
-    """The static audit of the installed culprit library, if present (crashlens audit)."""
+def next_blockers_hook(enabled: bool, local: bool = False) -> Any:
+    """The static audit of the installed culprit library, if present (crashlens audit). `local`: the log
+    comes from a command run on this machine (`crashlens run`), perhaps under another interpreter, so the
+    culprit's own file is the installed copy: its library is looked for where that file is, then on
+    crashlens's path."""
     if not enabled:
         return None
     try:
@@ -27,9 +30,22 @@ def next_blockers_hook(enabled: bool) -> Any:
 
     def hook(frame: Any, chain: Any = ()) -> list[dict[str, Any]]:
         outer = [(f.file, f.function, f.line) for f in chain]
-        return [f.to_json() for f in next_blockers(frame.file, frame.function, frame.line, outer_frames=outer)]
+        paths = [*_package_root(frame.file), *sys.path] if local else None
+        return [f.to_json() for f in next_blockers(frame.file, frame.function, frame.line, paths,
+                                                     outer_frames=outer)]
 
     return hook
+
+
+def _package_root(path: str) -> list[str]:
+    """The directory holding the top-level package of an existing file (its site-packages, or a source
+    checkout), found by climbing while the directories are packages; [] for a file that is not here."""
+    here = os.path.dirname(os.path.abspath(path))
+    if not os.path.isfile(path) or not os.path.isfile(os.path.join(here, "__init__.py")):
+        return []
+    while os.path.isfile(os.path.join(os.path.dirname(here), "__init__.py")):
+        here = os.path.dirname(here)
+    return [os.path.dirname(here)]
 
 
 @functools.lru_cache(maxsize=256)
