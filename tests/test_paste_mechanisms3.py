@@ -1,0 +1,47 @@
+"""General mechanisms that real bug-report pastes (samples/pastes-heldout3, read by path) exposed.
+
+Each test names the mechanism, not the case: the paste is only the real text that shows it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SAMPLES
+
+from crashlens.cli.scan import run_scan
+from crashlens.frame import frame_line
+
+HELDOUT3 = SAMPLES / "pastes-heldout3"
+
+
+def _scan(name: str):
+    path = HELDOUT3 / name
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    return run_scan((str(path),), (), audit=False).diagnoses
+
+
+# -- line prefixes: torchelastic's worker tag and a bracketed time of day come off ------------------
+
+def test_torchelastic_worker_prefix_comes_off_and_a_global_rank_wins():
+    line = frame_line("x", 1, '[default0]:[rank8]:   File "/a/b.py", line 3, in f')
+    assert (line.text, line.rank) == ('  File "/a/b.py", line 3, in f', "rank8")
+    alone = frame_line("x", 1, "[trainer1]:Traceback (most recent call last):")
+    assert (alone.text, alone.rank) == ("Traceback (most recent call last):", "rank1")
+
+
+def test_bracketed_clock_prefix_comes_off_before_glog():
+    line = frame_line("x", 1, "[01:17:10.938]: W1024 01:17:10.936000 1 torch/_dynamo/convert_frame.py:1009] Traceback "
+                              "(most recent call last):")
+    assert (line.text, line.level, line.logged_at) == ("Traceback (most recent call last):", "WARNING",
+                                                       "torch/_dynamo/convert_frame.py")
+
+
+@pytest.mark.parametrize("name, fatal", [("case-035.log", True), ("case-001.log", False)])
+def test_compile_machinery_under_those_prefixes_is_a_compile_failure(name, fatal):
+    # torchrun --tee's `[default0]:[rank0]:` on convert_frame frames; `[hh:mm:ss.mmm]: ` before glog W-lines
+    # of a suppressed compile failure (a run that goes on: non-fatal)
+    diags = _scan(name)
+    assert [d.signature for d in diags] == ["compile-error-out-of-view"]
+    assert diags[0].fatal is fatal
