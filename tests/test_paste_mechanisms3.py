@@ -45,3 +45,23 @@ def test_compile_machinery_under_those_prefixes_is_a_compile_failure(name, fatal
     diags = _scan(name)
     assert [d.signature for d in diags] == ["compile-error-out-of-view"]
     assert diags[0].fatal is fatal
+
+
+# -- a paste copied from a rendered page loses markdown's backticks around code in dynamo's words -----
+
+def test_item_graph_break_without_its_backticks_gets_capture_scalar_outputs_first():
+    # `Graph break from `Tensor.item()`, consider setting:` pasted as `Graph break from Tensor.item(), ...`
+    diags = _scan("case-034.log")
+    assert [d.signature for d in diags] == ["item-scalar"]
+    assert "capture_scalar_outputs" in diags[0].fixes[0].title
+
+
+def test_every_backtick_in_a_catalog_message_pattern_is_optional():
+    from crashlens.catalog import get_catalog
+
+    for sig in get_catalog().signatures:
+        for field, pats in sig.matcher.all_rules():
+            for text in (p.source for p in pats if field in ("message", "text")):
+                for i, c in enumerate(text):
+                    if c == "`":
+                        assert text[i + 1 : i + 2] == "?", f"{sig.id}: {text!r}: a rendered paste drops it"
