@@ -65,3 +65,14 @@ def test_every_backtick_in_a_catalog_message_pattern_is_optional():
                 for i, c in enumerate(text):
                     if c == "`":
                         assert text[i + 1 : i + 2] == "?", f"{sig.id}: {text!r}: a rendered paste drops it"
+
+
+# -- a Windows path (drive letter, backslashes) in dynamo's headers still locates the culprit -------------
+
+def test_recompile_limit_function_line_with_a_windows_path_gives_the_culprit():
+    # `   function: 'forward' (G:\...\joint_model\asymm_models_joint.py:320)`
+    diags = _scan("case-009.log")
+    assert [d.signature for d in diags] == ["recompile-limit"]
+    c = diags[0].culprit
+    assert c is not None and c.file.replace("\\", "/").endswith("joint_model/asymm_models_joint.py")
+    assert (c.line, c.function) == (320, "forward")
