@@ -76,3 +76,23 @@ def test_recompile_limit_function_line_with_a_windows_path_gives_the_culprit():
     c = diags[0].culprit
     assert c is not None and c.file.replace("\\", "/").endswith("joint_model/asymm_models_joint.py")
     assert (c.line, c.function) == (320, "forward")
+
+
+# -- a warning of dynamo's finding loggers (exc, higher_order_ops), in any log format, is a finding ----------
+
+@pytest.mark.parametrize("name", ["case-010.log", "case-019.log"])
+def test_warning_of_a_dynamo_finding_logger_is_a_non_fatal_finding(name):
+    # glog W-lines from torch/_dynamo/exc.py that start inside the record (its FX node dump);
+    # torch 2.2's `[date] [2/1] torch._dynamo.variables.higher_order_ops: [WARNING] speculate_subgraph: ...`
+    diags = _scan(name)
+    assert len(diags) == 1 and diags[0].family == "dynamo" and diags[0].fatal is False
+
+
+def test_warning_of_another_torch_logger_is_nothing(tmp_path):
+    # the same glog shape from a module that also warns in healthy runs is no finding
+    log = tmp_path / "x.log"
+    log.write_text("W0923 22:43:08.375000 183294 torch/_inductor/utils.py:1250] [0/0] not enough SMs to use "
+                   "max_autotune_gemm mode\n"
+                   "[2023-10-27 09:36:36,705] [2/1] torch._dynamo.variables.torch: [WARNING] Profiler function "
+                   "<class 'torch.autograd.profiler.record_function'> will be ignored\n")
+    assert not run_scan((str(log),), (), audit=False).diagnoses
