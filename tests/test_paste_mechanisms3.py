@@ -96,3 +96,27 @@ def test_warning_of_another_torch_logger_is_nothing(tmp_path):
                    "[2023-10-27 09:36:36,705] [2/1] torch._dynamo.variables.torch: [WARNING] Profiler function "
                    "<class 'torch.autograd.profiler.record_function'> will be ignored\n")
     assert not run_scan((str(log),), (), audit=False).diagnoses
+
+
+# -- the FX graph dump under a failing node names the source line through its `# File:` comment --------------
+
+def test_failing_fx_nodes_source_comment_is_the_culprit():
+    # `While executing %item ...`, then `# File: .../moe.py:76 in _run_experts_for_loop, code: ... .tolist()`
+    # above `item: "Sym(u0)" = getitem.item()`
+    diags = _scan("case-010.log")
+    c = diags[0].culprit
+    assert c is not None and c.file.endswith("prime_rl/trainer/custom_models/layers/moe.py")
+    assert (c.line, c.function) == (76, "_run_experts_for_loop")
+
+
+def test_a_source_comment_of_another_node_is_not_the_culprit():
+    from crashlens.diagnose import fx_node_source
+
+    dump = ["While executing %mul : [num_users=1] = call_function[target=operator.mul](args = (%x, 2))",
+            "    # File: /p/a.py:3 in f, code: y = x.tolist()",
+            "    item = x.item()",
+            "    # File: /p/a.py:5 in f, code: z = x * 2",
+            "    mul = x * 2"]
+    got = fx_node_source(dump)
+    assert (got.file, got.line) == ("/p/a.py", 5)
+    assert fx_node_source(dump[:3]) is None  # the failing node's own line is out of view
