@@ -454,6 +454,34 @@ def swallowed_by_suppress_errors(record: CrashRecord, facts: Facts) -> bool:
     return facts.in_marked_record("suppressed", record.source, record.start_line)
 
 
+# An FX graph dump under a failing node (`While executing %item : ... = call_method[target=item](...)`,
+# then `GraphModule: class GraphModule(...)` with `# File: /p/x.py:76 in f, code: y = t.tolist()` before the
+# nodes each source line made): the failing node's source comment names the line dynamo traced.
+_FX_FAILING_NODE = recache.compile(r"While executing %(?P<node>\w+)\b")
+_FX_SOURCE_COMMENT = recache.compile(
+    r"^\s*# File: (?P<file>[^\n,]+?\.py):(?P<line>\d+) in (?P<function>[\w<>.]+), code: ")
+_FX_NODE_LINE = recache.compile(r"^\s*(?P<node>\w+)\b[^=]*= ")
+
+
+def fx_node_source(lines: Iterable[str]) -> Frame | None:
+    """The `# File:` comment above the failing node's own line in the graph dump, if both are in view."""
+    node: str | None = None
+    comment: re.Match[str] | None = None
+    for text in lines:
+        if node is None:
+            m = _FX_FAILING_NODE.search(text)
+            node = m.group("node") if m else None
+            continue
+        c = _FX_SOURCE_COMMENT.match(text)
+        if c is not None:
+            comment = c
+            continue
+        n = _FX_NODE_LINE.match(text)
+        if comment is not None and n is not None and n.group("node") == node:
+            return Frame(comment.group("file"), int(comment.group("line")), comment.group("function"))
+    return None
+
+
 def located(record: CrashRecord, cat: Catalog) -> Frame | None:
     """The file and line that dynamo's own headers in the record name (context.toml [[locations]]), for a
     record whose frames were cut. A path cut on the left ("mp/dyn/x.py") takes the full path another
@@ -463,6 +491,10 @@ def located(record: CrashRecord, cat: Catalog) -> Frame | None:
     text = "\n".join(x for x in (record.lead or "", *(b.message for b in record.chain), *record.text) if x)
     if not text:
         return None
+    if "While executing %" in text and "# File: " in text:
+        node = fx_node_source(text.splitlines())
+        if node is not None:
+            return node
     found: list[Frame] = []
     for pat in cat.location_patterns:
         m = search(pat, text)

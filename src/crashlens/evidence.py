@@ -149,6 +149,15 @@ _ANY = recache.compile(r"^(?P<msg>\S.*)$")
 BENIGN_TORCH_LOG = ("Unexpected exception logging compilation metrics",)
 
 
+# dynamo's loggers whose every WARNING is a compile finding of a run that goes on, besides convert_frame's
+# (the failure suppress_errors swallowed, a traceback: torch-log's): exc (2.7+'s graph break after a backend
+# or fake-tensor failure: `Backend compiler exception`, its explanation, the failing FX node and graph),
+# higher_order_ops (speculate_subgraph could not trace a HOP body or an autograd.Function and falls back to
+# eager). By logger name (Python logging, torch 2.0-2.2's format) or by the file a glog line names.
+FINDING_LOGGERS = ("torch._dynamo.exc", "torch._dynamo.variables.higher_order_ops")
+FINDING_LOG_FILES = tuple(n.replace(".", "/") + ".py" for n in FINDING_LOGGERS)
+
+
 def _torch_compile_logger(line: LogLine) -> bool:
     """An ERROR/CRITICAL record of a torch._dynamo / torch._inductor logger, or a warning of
     convert_frame (where suppress_errors logs the failure it swallowed), in Python logging's format."""
@@ -158,6 +167,16 @@ def _torch_compile_logger(line: LogLine) -> bool:
     else:
         ok = line.level == "WARNING" and lg in ("torch._dynamo.convert_frame", "torchdynamo.convert_frame")
     return ok and not line.text.startswith(BENIGN_TORCH_LOG)
+
+
+def _finding_logger(line: LogLine) -> bool:
+    """A WARNING of one of FINDING_LOGGERS, named (Python logging, torch 2.0-2.2's format) or by the file
+    a glog line names; any line of the record, since a paste may start inside it."""
+    if line.level != "WARNING":
+        return False
+    if line.logger:
+        return line.logger in FINDING_LOGGERS
+    return (line.logged_at or "").replace("\\", "/").endswith(FINDING_LOG_FILES)
 
 
 def _exception_line(line: LogLine) -> bool:
@@ -200,6 +219,11 @@ RULES: tuple[Rule, ...] = (
     Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
                        b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]", b"torchdynamo.convert_frame: [WARNING]"), _ANY,
          when=_torch_compile_logger, in_prefix=True),
+    # A WARNING of FINDING_LOGGERS. Its markers are broad, so that the native locator's 64 slots still hold
+    # every marker (more would push the fact rules to broader triggers): each such line names
+    # `torch._dynamo.exc`, `exc.py:` or `higher_order_ops` in its prefix.
+    Rule("finding-log", (b"_dynamo.exc", b"exc.py:", b"higher_order_ops"), _ANY,
+         when=_finding_logger, in_prefix=True, on_stripped=True),
     # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
     # (and dotted names, which the prefilter finds without a marker).
     Rule("exception", (b"Error", b"Exception", b"Unsupported", b"BackendCompilerFailed", b"."), EXC_FREE,
@@ -309,11 +333,12 @@ _ALWAYS = frozenset(i for i, r in enumerate(RULES) if r.in_prefix or "." in _TEX
 
 def may_be_evidence(line: LogLine) -> bool:
     """False when no rule can take this line (a quick test before `first_evidence`)."""
-    return line.logger is not None or ":" in line.text or _ANY_MARKER.search(line.text) is not None
+    return line.logger is not None or line.logged_at is not None or ":" in line.text or \
+        _ANY_MARKER.search(line.text) is not None
 
 
 _ALWAYS_RULES = tuple(RULES[i] for i in sorted(_ALWAYS))
-_ALWAYS_TEXT_RULES = tuple(r for r in _ALWAYS_RULES if not r.in_prefix)  # a line without a logger
+_ALWAYS_TEXT_RULES = tuple(r for r in _ALWAYS_RULES if not r.in_prefix)  # a line without a logger or glog file
 
 
 def candidates(line: LogLine) -> tuple[Rule, ...]:
@@ -321,7 +346,7 @@ def candidates(line: LogLine) -> tuple[Rule, ...]:
     rules without markers of their own need a look (one regex search says which case it is)."""
     text = line.text
     if _ANY_MARKER.search(text) is None:
-        return _ALWAYS_RULES if line.logger is not None else _ALWAYS_TEXT_RULES
+        return _ALWAYS_RULES if line.logger is not None or line.logged_at is not None else _ALWAYS_TEXT_RULES
     idx = set(_ALWAYS)
     for m in _MARKS:
         if m in text:

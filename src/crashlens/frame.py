@@ -55,6 +55,13 @@ _SGLANG = recache.compile(
 # torchrun: `[rank0]: Traceback ...`, glog: `[rank4]:E0317 ...`; with a role name before it
 # (torchelastic's log-line prefix templates: `[trainer2][rank2]:`)
 _TORCH_RANK = recache.compile(r"(?:\[[A-Za-z_][\w-]{0,40}\])?\[rank(?P<rank>\d+)\]: ?")
+# torchelastic's per-worker line prefix (`torchrun --tee 3`, log_line_prefix_template's default
+# `[{role_name}{local_rank}]:`): `[default0]:`, often before torch's own `[rank0]:`. Its number is the
+# worker's local rank, a rank only where no global one follows.
+_ELASTIC_ROLE = recache.compile(r"\[(?P<role>[A-Za-z_][\w-]{0,40}?)(?P<rank>\d+)\]:")
+# A time of day in brackets that a notebook, a CI runner or a log viewer put before each line:
+# `[01:17:10.938]: `, `[12:00:01] `.
+_CLOCK = recache.compile(r"\[\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]:? ")
 _GLOG = recache.compile(
     # the time and thread id are left out of some pastes (`V0627 torch/_dynamo/exc.py:209] ...`)
     r"(?P<level>[VIWEC])\d{4}(?: \d\d:\d\d:\d\d\.\d+)?(?: +\d+)? (?P<gfile>[^\s\]]+):\d+\](?: |$)"
@@ -125,6 +132,8 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("T", _DYNAMO_OLD_LOG, "level"),
     ("[", _SGLANG, "sglang"),
     ("[", _TORCH_RANK, "torch-rank"),
+    ("[", _ELASTIC_ROLE, "elastic-role"),
+    ("[", _CLOCK, "wrapper"),
     ("|", _BAR, "wrapper"),
 )
 
@@ -148,6 +157,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     logger: str | None = None
     logged_at: str | None = None
     prefixed = record_start = False
+    local_rank: str | None = None
     while text:
         got = _next_prefix(text)
         if got is None:
@@ -162,6 +172,8 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         prefixed = True
         if what in ("ray", "torch-rank"):
             rank = rank or f"rank{m.group('rank')}"
+        elif what == "elastic-role":
+            local_rank = local_rank or f"rank{m.group('rank')}"
         elif what == "mpi":
             rank = rank or f"rank{m.group('rank') or m.group('rank2')}"
         elif what == "ray-actor":
@@ -185,6 +197,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         elif what == "sglang":
             rank = m.group("ranks").strip() or rank
             record_start = True
+    rank = rank or local_rank
     if text.endswith('"') and ' #' in text:
         tags = _TAG_SUFFIX.search(text)
         if tags is not None:
@@ -282,7 +295,7 @@ _LINE_START = recache.compile(
 )
 # Log prefixes distinctive enough to mark a line start anywhere in such a line (not `0: `, `> `, `E `).
 _STRONG_PREFIXES = (_DOCKER_TS, _COMPOSE, _KUBECTL, _RAY, _RAY_ACTOR, _VLLM_TAG, _VLLM_LEVEL, _PYLOGGING,
-                    _GLOG, _PYLOG_OLD, _SGLANG, _TORCH_RANK)
+                    _GLOG, _PYLOG_OLD, _SGLANG, _TORCH_RANK, _ELASTIC_ROLE)
 _PREFIX_AT = recache.compile(
     r"(?<=\s)(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for p in _STRONG_PREFIXES)
     + r"|\[\d+,\d+\]<std(?:out|err)>:)"

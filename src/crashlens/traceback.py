@@ -1255,6 +1255,7 @@ _OPENERS = {
     "recompiling": _Stream._open_recompiling,
     "pytest-summary": _Stream._open_pytest_summary,
     "torch-log": _Stream._open_torch_log,
+    "finding-log": _Stream._open_torch_log,
     "codegen-error": _Stream._open_torch_log,
     "exception": _Stream._open_exception,
 }
