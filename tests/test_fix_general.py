@@ -116,3 +116,17 @@ def test_a_branch_on_an_environment_variable_gets_no_torch_where(repro: Path) ->
     assert p.returncode == 1 and "needs a person" in p.stderr and "reads no tensor" in p.stderr
     assert "upgrade torch" in p.stderr
     assert (repro / "scenarios" / "os_environ_read.py").read_bytes() == before
+
+
+def test_a_typeerror_python_never_raises_is_not_left_as_the_programs_own_bug(repro: Path) -> None:
+    """`x.data_ptr() % 64` in forward: torch 2.13 reports an Observed exception raising
+    `TypeError: unsupported operand type(s) for %: 'int' and 'int'`, which Python never raises for two ints.
+    The program runs in eager, so crashlens must not call it the program's bug ("left untouched"): it names
+    the value dynamo could not model and says to compute it outside the compiled region."""
+    p = cl("fix", str(LOGS / "heldout3-aligned-input.log"), cwd=repro)
+    out = p.stdout + p.stderr
+    assert "fails without torch.compile too" not in out and "left untouched" not in out
+    scan = cl(str(LOGS / "heldout3-aligned-input.log"), "--format", "json", cwd=repro)
+    (d,) = json.loads(scan.stdout)["diagnoses"]
+    assert d["signature"] == "observed-impossible-typeerror"
+    assert d["culprit"]["line"] == 13 and "outside the compiled region" in d["fixes"][0]["title"]
