@@ -91,3 +91,26 @@ def wait_holding(proc: subprocess.Popen[bytes], path: Path, timeout: float = 30)
             pass
         time.sleep(0.02)
     raise AssertionError("the watcher never opened the file")
+
+
+def cl(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """crashlens ARGS in `cwd`, text out, no colour, 120 columns."""
+    e = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120", **(env or {})}
+    return subprocess.run([*crashlens_exe(), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=e)
+
+
+@pytest.fixture
+def repro(tmp_path: Path) -> Path:
+    """A copy of samples/repro (the code the raw logs were recorded from), as the current directory."""
+    dst = tmp_path / "repro"
+    shutil.copytree(SAMPLES / "repro", dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def plan(repro: Path, log: str) -> dict[str, object]:
+    """`crashlens fix --format json` of a recorded log in samples/fix, planned against the copy."""
+    import json
+
+    p = cl("fix", str(SAMPLES / "fix" / log), "--format", "json", cwd=repro)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout)

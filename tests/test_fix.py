@@ -7,7 +7,6 @@ import ast
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,28 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES, crashlens_exe
+from conftest import SAMPLES, cl, crashlens_exe
 
 RAW = SAMPLES / "raw"
 REPRO = SAMPLES / "repro"
 
 
-def cl(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    e = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120", **(env or {})}
-    return subprocess.run([*crashlens_exe(), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=e)
-
-
 def tree_digest(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
-
-
-@pytest.fixture
-def repro(tmp_path: Path) -> Path:
-    """A copy of samples/repro (the code the raw logs were recorded from), as the current directory."""
-    dst = tmp_path / "repro"
-    shutil.copytree(REPRO, dst, ignore=shutil.ignore_patterns("__pycache__"))
-    return dst
 
 
 # --- crashlens fix LOG ------------------------------------------------------------------------------

@@ -6,35 +6,12 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
-from conftest import SAMPLES, crashlens_exe
+from conftest import SAMPLES, cl, plan
 
 LOGS = SAMPLES / "fix"
 REPRO = SAMPLES / "repro"
-
-
-def cl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
-    return subprocess.run([*crashlens_exe(), *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
-
-
-@pytest.fixture
-def repro(tmp_path: Path) -> Path:
-    dst = tmp_path / "repro"
-    shutil.copytree(REPRO, dst, ignore=shutil.ignore_patterns("__pycache__"))
-    return dst
-
-
-def plan(repro: Path, log: str) -> dict[str, object]:
-    p = cl("fix", str(LOGS / log), "--format", "json", cwd=repro)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return json.loads(p.stdout)
 
 
 def added(doc: dict[str, object]) -> list[str]:

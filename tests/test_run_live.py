@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import queue
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,12 +12,9 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from conftest import SAMPLES, crashlens_exe
 
 RAW = SAMPLES / "raw"
-REPRO = SAMPLES / "repro"
 PANEL_END = "fatal · subprocess-thread-lock"  # the foot of the live report's panel for the FP4 chain's crash
 
 # A stand-in for `python fp4_rounds.py`: it prints the recorded round-1 crash and then waits, still running,
@@ -39,14 +35,6 @@ HOLD = textwrap.dedent('''
         time.sleep(0.05)
     sys.exit(1)
 ''')
-
-
-@pytest.fixture
-def repro(tmp_path: Path) -> Path:
-    dst = tmp_path / "repro"
-    shutil.copytree(REPRO, dst, ignore=shutil.ignore_patterns("__pycache__"))
-    return dst
-
 
 def _env() -> dict[str, str]:
     return {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
