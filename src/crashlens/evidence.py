@@ -222,7 +222,7 @@ RULES: tuple[Rule, ...] = (
     # A WARNING of FINDING_LOGGERS. Its markers are broad, so that the native locator's 64 slots still hold
     # every marker (more would push the fact rules to broader triggers): each such line names
     # `torch._dynamo.exc`, `exc.py:` or `higher_order_ops` in its prefix.
-    Rule("finding-log", (b"_dynamo.exc", b"exc.py:", b"higher_order_ops"), _ANY,
+    Rule("finding-log", (b"_dynamo.exc", b"_dynamo/exc.py", b"higher_order_ops"), _ANY,
          when=_finding_logger, in_prefix=True, on_stripped=True),
     # `pkg.Type: message` / `SomethingError: message`; its markers are the exception names' endings
     # (and dotted names, which the prefilter finds without a marker).
