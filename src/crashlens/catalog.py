@@ -790,18 +790,7 @@ def _save_parsed_cache() -> None:
     _PARSED_DIRTY = False
     for key in [k for k in _PARSED if _stale(k)]:
         del _PARSED[key]
-    try:
-        import marshal
-        import tempfile
-
-        blob = marshal.dumps(_PARSED)
-        cf.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cf.parent, prefix=".catalog-", suffix=".marshal")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, cf)
-    except (OSError, ValueError):
-        pass  # a read-only home (or a value marshal cannot hold) is fine: the next run parses again
+    recache.write_kept(cf, _PARSED)
 
 
 def _load_toml(path: Path) -> dict[str, Any]:

@@ -136,15 +136,23 @@ def _save() -> None:
     if path is None or _table is None:
         return
     table = _table if len(_table) < MAX_ENTRIES else {k: v for k, v in _table.items() if k in _used}
+    write_kept(path, (_version(), table))
+
+
+def write_kept(path: str | os.PathLike[str], value: Any) -> None:
+    """Write `value` (marshal) to a cache file at once, through a temporary file beside it, so that a
+    run reading it meanwhile sees the old file or the new one, never half of one. A read-only home,
+    or a value marshal cannot hold, writes nothing: the next run works it out again."""
     try:
         import marshal
         import tempfile
 
-        blob = marshal.dumps((_version(), table))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".re-", suffix=".marshal")
+        blob = marshal.dumps(value)
+        where = os.path.dirname(path)
+        os.makedirs(where, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".kept-", suffix=".marshal")
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
         os.replace(tmp, path)
     except (OSError, ValueError):
-        pass  # a read-only home is fine: the next run compiles again
+        pass

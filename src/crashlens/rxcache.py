@@ -227,15 +227,4 @@ def _save() -> None:
     if _table_magic is not None and magic != _table_magic:
         return
     table = _table if len(_table) < MAX_ENTRIES else {k: v for k, v in _table.items() if k in _used}
-    try:
-        import marshal
-        import tempfile
-
-        blob = marshal.dumps((identity, magic, table))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".regex-", suffix=".marshal")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        pass  # a read-only home is fine: the next run compiles again
+    recache.write_kept(path, (identity, magic, table))
