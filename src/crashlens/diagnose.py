@@ -735,6 +735,15 @@ def _cut_in_compile(d: Diagnosis) -> bool:
     return is_compile_machinery(inner) or "torch/_dynamo/" in inner.file.replace("\\", "/")
 
 
+def _nearest(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """Of `hosts`, the one printed nearest `d`'s first occurrence in its source (the first of equals); one
+    with no occurrence in that source is never it."""
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    near = [(min(gaps), i) for i, e in enumerate(hosts)
+            if (gaps := [abs(o.line - line) for o in e.occurrences if o.source == src])]
+    return hosts[min(near)[1]] if near else None
+
+
 def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The finding an exception-less piece of the same source belongs to: dynamo's banner, compile
     machinery frames, FAILED INLINING or recompile lines, a `from user code:` block or a wrapper that
@@ -742,18 +751,15 @@ def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     (the nearest one)."""
     if (d.evidence is None and d.exception is not None) or not d.occurrences:
         return None
-    src, line = d.occurrences[0].source, d.occurrences[0].line
-    best: tuple[int, Diagnosis] | None = None
+    fit: list[Diagnosis] = []
     for e in hosts:
         if e is d or e.fatal < d.fatal or not e.occurrences:
             continue
         if d.culprit is not None and e.culprit is not None and (d.culprit.file, d.culprit.line) != (
                 e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)) and not _cut_in_compile(d):
             continue
-        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
-        if near and (best is None or min(near) < best[0]):
-            best = (min(near), e)
-    return best[1] if best else None
+        fit.append(e)
+    return _nearest(d, fit)
 
 
 MAX_ANNOUNCE_GAP = 60  # lines from a warning to the error it announced (the recompile limit's is 6)
@@ -815,19 +821,16 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | No
     at two different places is two crashes."""
     if d.exception is None or not d.exception[0] or not d.exception[1].strip() or not d.fatal or not d.occurrences:
         return None
-    src, line = d.occurrences[0].source, d.occurrences[0].line
     mine = (d.culprit.file, d.culprit.line) if d.culprit is not None else None
-    best: tuple[int, Diagnosis] | None = None
+    fit: list[Diagnosis] = []
     for e in hosts:
         if e is d or not e.fatal or e.exception is None or not _same_exception_line(e.exception, d.exception) \
                 or e.family != d.family or e.culprit is None or _copy_rank(e) <= _copy_rank(d):
             continue
         if mine is not None and mine not in {(f.file, f.line) for f in e.chain}:
             continue
-        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
-        if near and (best is None or min(near) < best[0]):
-            best = (min(near), e)  # of two crashes with this exception line, the copy's neighbour
-    return best[1] if best else None
+        fit.append(e)
+    return _nearest(d, fit)  # of two crashes with this exception line, the copy's neighbour
 
 
 def _subsequence(part: tuple[Frame, ...], chain: tuple[Frame, ...]) -> bool:
@@ -840,8 +843,7 @@ def _elided_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     the same innermost frame, and its frames are the fuller copy's, in order, with a run of them missing."""
     if len(d.chain) < 2 or not d.fatal or not d.occurrences:
         return None
-    src, line = d.occurrences[0].source, d.occurrences[0].line
-    best: tuple[int, Diagnosis] | None = None
+    fit: list[Diagnosis] = []
     for e in hosts:
         if e is d or not e.fatal or e.signature != d.signature or len(e.chain) <= len(d.chain) \
                 or (e.chain[-1].file, e.chain[-1].line) != (d.chain[-1].file, d.chain[-1].line) \
@@ -849,10 +851,8 @@ def _elided_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
                     e.exception and d.exception and _same_exception_line(e.exception, d.exception))) \
                 or not _subsequence(d.chain, e.chain):
             continue
-        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
-        if near and (best is None or min(near) < best[0]):
-            best = (min(near), e)
-    return best[1] if best else None
+        fit.append(e)
+    return _nearest(d, fit)
 
 
 def _wrapping_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
@@ -865,8 +865,7 @@ def _wrapping_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     said = d.exception[1].strip()
     if len(said) < MIN_QUOTED:
         return None
-    src, line = d.occurrences[0].source, d.occurrences[0].line
-    best: tuple[int, Diagnosis] | None = None
+    fit: list[Diagnosis] = []
     for e in hosts:
         # its first line, or what its signature read off the rest of its message (`raised:` then the
         # backend's own exception on the next line)
@@ -876,10 +875,8 @@ def _wrapping_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         if d.culprit is not None and (e.culprit is None or (d.culprit.file, d.culprit.line) != (
                 e.culprit.file, e.culprit.line)):
             continue
-        near = [abs(o.line - line) for o in e.occurrences if o.source == src]
-        if near and (best is None or min(near) < best[0]):
-            best = (min(near), e)
-    return best[1] if best else None
+        fit.append(e)
+    return _nearest(d, fit)
 
 
 def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
