@@ -173,12 +173,13 @@ def test_heldout_recordings_hold_their_baseline():
     assert not bad, "figures below samples/corpus-heldout/baseline.json:\n" + "\n".join(bad)
 
 
-def test_heldout_recordings_are_what_build_makes_of_them(tmp_path):
-    """samples/corpus-heldout/cases/ is exactly what build.py writes from its raw/ with its plan."""
+@pytest.mark.parametrize("set_name", ["corpus-heldout", "corpus-heldout2"])
+def test_heldout_recordings_are_what_build_makes_of_them(tmp_path, set_name):
+    """samples/<set>/cases/ is exactly what build.py writes from its raw/ with its plan."""
     import gzip
 
     build = _corpus_module("build")
-    here = _heldout()
+    here = _heldout().parent / set_name
     assert build.main(["--raw-dir", str(here / "raw"), "--plan", str(here / "plan.py"), "--out", str(tmp_path)]) == 0
     made = sorted(p.name for p in (tmp_path / "cases").iterdir())
     assert made == sorted(p.name for p in (here / "cases").iterdir())
