@@ -165,12 +165,14 @@ def _heldout() -> Path:
     return Path(__file__).resolve().parents[1] / "samples" / "corpus-heldout"
 
 
-def test_heldout_recordings_hold_their_baseline():
+@pytest.mark.parametrize("set_name", ["corpus-heldout", "corpus-heldout2"])
+def test_heldout_recordings_hold_their_baseline(set_name):
     scorer = _corpus_module("score")
-    counts = scorer.score(_heldout() / "cases")
+    here = _heldout().parent / set_name
+    counts = scorer.score(here / "cases")
     print("\n" + scorer.table(counts))
-    bad = scorer.regressions(counts, json.loads((_heldout() / "baseline.json").read_text()))
-    assert not bad, "figures below samples/corpus-heldout/baseline.json:\n" + "\n".join(bad)
+    bad = scorer.regressions(counts, json.loads((here / "baseline.json").read_text()))
+    assert not bad, f"figures below samples/{set_name}/baseline.json:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("set_name", ["corpus-heldout", "corpus-heldout2"])
