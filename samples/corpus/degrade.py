@@ -20,6 +20,8 @@ and degraded by one kind (rotating by position).  The kinds, each seen in real p
   compose-color docker compose's coloured service prefix (`\\x1b[36mvllm-1  | \\x1b[0m`)
   jupyter       the traceback as IPython prints it in a notebook (`Cell In[3], line 5`, `File path:N, in f(...)`)
   windows       Windows paths (`C:\\Users\\...\\Lib\\site-packages\\torch\\_dynamo\\...`)
+and, in a later pass over every fourth recording (LATER_KINDS: its cases come after the first pass's):
+  smart-quotes  “” ‘’ for " and ' (text pasted through Slack or macOS's smart-quotes substitution)
 
 Labels follow from the recording's label exactly as build.py makes them (base_label, finish).  The
 evidence is read on what a reader of the paste still has: for the kinds that only change how the text
@@ -72,6 +74,12 @@ KINDS: dict[str, tuple[str, ...]] = {
     "windows": ("plain", "pytest"),
 }
 
+# Added after the first pass's figures were taken (README.md): every LATER_EVERY-th recording once more.
+LATER_KINDS: dict[str, tuple[str, ...]] = {
+    "smart-quotes": ANY,
+}
+LATER_EVERY = 4
+
 Lines = list[tuple[str, str]]
 
 
@@ -107,6 +115,20 @@ def wrap(lines: Lines, rng: random.Random, indent: bool) -> str:
 
 def crlf_tabs(lines: Lines, rng: random.Random) -> str:
     return "".join(line.rstrip("\r").expandtabs(8).rstrip() + "\r\n" for line, _ in lines)
+
+
+_DQ = re.compile(r'"([^"\n]*)"')
+_SQ_OPEN = re.compile(r"(^|[\s(\[{=])'")
+
+
+def smart_quotes(lines: Lines, rng: random.Random) -> str:
+    """Straight quotes turned typographic, as Slack and macOS's "smart quotes" substitution do to text
+    pasted through them: "x" as “x”, 'x' as ‘x’, an apostrophe as ’."""
+    out = []
+    for line, _ in lines:
+        line = _DQ.sub("\u201c\\1\u201d", line.rstrip("\r")).replace('"', "\u201d")
+        out.append(_SQ_OPEN.sub("\\1\u2018", line).replace("'", "\u2019") + "\n")
+    return "".join(out)
 
 
 def details(lines: Lines, rng: random.Random) -> tuple[str, str]:
@@ -273,8 +295,26 @@ def make(kind: str, lines: Lines, rng: random.Random) -> tuple[str, str]:
         "kubectl-prefix": lambda: kubectl_prefix(lines, rng),
         "compose-color": lambda: compose_color(lines, rng),
         "windows": lambda: windows(lines, rng),
+        "smart-quotes": lambda: smart_quotes(lines, rng),
     }[kind]
     return fn(), plain
+
+
+def _recordings():
+    """(repro, run info, recording text, torch version, name) of every recording, in a fixed order."""
+    for raw_dir, plan_path in SOURCES:
+        by_name = {r.name: r for r in load_plan(str(plan_path) if plan_path else None)}
+        for vdir in sorted(raw_dir.glob("t*"), key=lambda p: [int(x) for x in p.name[1:].split(".")]):
+            if not (vdir / "index.json").exists():
+                continue
+            index = json.loads((vdir / "index.json").read_text())
+            for name, info in sorted(index["recordings"].items()):
+                repro = by_name.get(name)
+                if repro is None or not (vdir / f"{name}.log.gz").exists():
+                    continue
+                raw = gzip.decompress((vdir / f"{name}.log.gz").read_bytes()).decode("utf-8", "replace")
+                text = raw.split("\n", 1)[1] if raw.startswith(build.HEADER) else raw
+                yield repro, info, text, index["torch"], name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,50 +329,47 @@ def main(argv: list[str] | None = None) -> int:
     for d in (cases, no_evidence):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
-    kinds = list(KINDS)
-    n_case = n_none = pos = 0
+    n_case = n_none = 0
     summary: dict[str, int] = {}
-    for raw_dir, plan_path in SOURCES:
-        by_name = {r.name: r for r in load_plan(str(plan_path) if plan_path else None)}
-        for vdir in sorted(raw_dir.glob("t*"), key=lambda p: [int(x) for x in p.name[1:].split(".")]):
-            if not (vdir / "index.json").exists():
+    recordings = list(_recordings())
+    # The first pass gives every recording one kind of KINDS; the later pass (kinds added after the first
+    # pass's figures were taken) adds cases of its kinds after them, so the first pass's cases keep their
+    # numbers and contents.
+    passes = [(KINDS, "degrade", 1), (LATER_KINDS, "degrade later", LATER_EVERY)]
+    for kinds_of, seed, every in passes:
+        kinds = list(kinds_of)
+        pos = 0
+        for at, (repro, info, text, torch_v, name) in enumerate(recordings):
+            if at % every:
                 continue
-            index = json.loads((vdir / "index.json").read_text())
-            torch_v = index["torch"]
-            for name, info in sorted(index["recordings"].items()):
-                repro = by_name.get(name)
-                if repro is None or not (vdir / f"{name}.log.gz").exists():
-                    continue
-                raw = gzip.decompress((vdir / f"{name}.log.gz").read_bytes()).decode("utf-8", "replace")
-                text = raw.split("\n", 1)[1] if raw.startswith(build.HEADER) else raw
-                label = build.base_label(repro, info, text, torch_v)
-                lines = text.split("\n")
-                if lines and lines[-1] == "":
-                    lines.pop()
-                rng = random.Random(zlib.crc32(f"degrade {torch_v} {name}".encode()))
-                kind = kinds[pos % len(kinds)]
-                fr = KINDS[kind][(pos // len(kinds) + pos) % len(KINDS[kind])]
-                pos += 1
-                framed = framing.frame(fr, lines, rng, repro.fullgraph)
-                out, seen = make(kind, framed, rng)
-                lab, ok = build.finish(label, seen, fr, "full")
-                lab["fragment"] = kind
-                lab["source"] = lab["source"] + f"; degraded by samples/corpus/degrade.py ({kind})"
-                if ok:
-                    n_case += 1
-                    stem, folder = f"case-{n_case:04d}", cases
-                else:
-                    n_none += 1
-                    stem, folder = f"none-{n_none:04d}", no_evidence
-                    lab["evidence"]["none"] = True
-                data = out.encode("utf-8")
-                if args.plain:
-                    (folder / f"{stem}.log").write_bytes(data)
-                else:
-                    (folder / f"{stem}.log.gz").write_bytes(gzip.compress(data, mtime=0))
-                (folder / f"{stem}.json").write_text(json.dumps(lab, indent=1) + "\n")
-                key = f"{kind} {'dynamo' if lab['is_dynamo_failure'] else 'other'}"
-                summary[key] = summary.get(key, 0) + 1
+            label = build.base_label(repro, info, text, torch_v)
+            lines = text.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+            rng = random.Random(zlib.crc32(f"{seed} {torch_v} {name}".encode()))
+            kind = kinds[pos % len(kinds)]
+            fr = kinds_of[kind][(pos // len(kinds) + pos) % len(kinds_of[kind])]
+            pos += 1
+            framed = framing.frame(fr, lines, rng, repro.fullgraph)
+            out, seen = make(kind, framed, rng)
+            lab, ok = build.finish(label, seen, fr, "full")
+            lab["fragment"] = kind
+            lab["source"] = lab["source"] + f"; degraded by samples/corpus/degrade.py ({kind})"
+            if ok:
+                n_case += 1
+                stem, folder = f"case-{n_case:04d}", cases
+            else:
+                n_none += 1
+                stem, folder = f"none-{n_none:04d}", no_evidence
+                lab["evidence"]["none"] = True
+            data = out.encode("utf-8")
+            if args.plain:
+                (folder / f"{stem}.log").write_bytes(data)
+            else:
+                (folder / f"{stem}.log.gz").write_bytes(gzip.compress(data, mtime=0))
+            (folder / f"{stem}.json").write_text(json.dumps(lab, indent=1) + "\n")
+            key = f"{kind} {'dynamo' if lab['is_dynamo_failure'] else 'other'}"
+            summary[key] = summary.get(key, 0) + 1
     print(f"{n_case} cases in {cases}, {n_none} no-evidence fragments")
     for k, v in sorted(summary.items()):
         print(f"  {k}: {v}")
