@@ -105,3 +105,34 @@ def test_a_frame_line_cut_by_a_hard_wrap_is_read_whole():
 def test_hard_wrapped_pastes_keep_their_culprit(tmp_path, stem):
     label, _ = _case(stem)
     _assert_culprit(tmp_path, stem, label["fragment"])
+
+
+@pytest.mark.parametrize("stem", ["case-0132", "case-0300"])  # json.dumps, pathlib under pytest on Windows
+def test_windows_standard_library_is_not_the_culprit(tmp_path, stem):
+    """On Windows the standard library lives in `<prefix>\\Lib\\` (`...\\envs\\torch\\Lib\\json\\encoder.py`),
+    with no `python3.x` folder: the user's frame that called it is the culprit, not the stdlib file."""
+    _, text = _case(stem)
+    assert "\\Lib\\site-packages\\torch\\" in text
+    _assert_culprit(tmp_path, stem, "windows")
+
+
+def test_windows_lib_folder_is_stdlib_only_for_stdlib_modules():
+    from crashlens.culprit import is_stdlib
+
+    assert is_stdlib(r"C:\python38\lib\contextlib.py")  # as pytorch/pytorch#142321 printed it
+    assert is_stdlib(r"C:\Users\dev\miniconda3\envs\torch\Lib\json\encoder.py")
+    assert not is_stdlib(r"D:\ProgramData\Anaconda3\envs\sam2\lib\site-packages\torch\utils\_contextlib.py")
+    assert not is_stdlib(r"E:\proj\lib\model_utils.py")  # a project's own lib folder
+
+
+def test_smart_quotes_are_read_as_the_straight_quotes_printed():
+    label, text = _case("case-0480")
+    assert label["fragment"] == "smart-quotes" and "File \u201c" in text
+    lines = _frame_lines(text)
+    frames = [ln for ln in lines if ln.lstrip().startswith("File ")]
+    assert frames and all(ln.lstrip().startswith('File "') and '", line ' in ln for ln in frames)
+
+
+@pytest.mark.parametrize("stem", ["case-0480", "case-0482", "case-0485"])
+def test_smart_quoted_pastes_keep_their_culprit(tmp_path, stem):
+    _assert_culprit(tmp_path, stem, "smart-quotes")

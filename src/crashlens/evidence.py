@@ -186,7 +186,10 @@ def _exception_line(line: LogLine) -> bool:
 # In the order they are tried: the first rule that matches and whose opener takes the line wins.
 RULES: tuple[Rule, ...] = (
     Rule("traceback", (b"Traceback",), TB_START),
-    Rule("frame", (b'File "',), FRAME, first=" \tF"),  # a traceback whose head was cut off
+    # a traceback whose head was cut off. Its marker is `File ` and not `File "`: a paste that went through
+    # smart quotes holds `File “` (frame.py turns it back), and this one marker also covers the IPython
+    # frames' `File /`, `File ~`, `File <` (the native locator has 64 marker slots, all but full)
+    Rule("frame", (b"File ",), FRAME, first=" \tF"),
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
     Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), IPY_FRAME, first="FC"),
     Rule("pytest-frame", (b": in ",), PYTEST_FRAME),

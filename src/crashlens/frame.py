@@ -166,8 +166,16 @@ def _next_prefix(text: str) -> tuple[str, re.Match[str]] | None:
     return None
 
 
+# Typographic quotes that Slack and macOS's smart-quotes substitution put in text pasted through them
+# (`File “/x/y.py”, line 3`, `WON’T CONVERT`): read as the straight quotes the program printed. The
+# fast path's markers hold the typographic spellings of the markers with quotes (evidence.RULES).
+_TYPOGRAPHIC_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
 def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     text = strip_controls(raw)
+    if not text.isascii():
+        text = text.translate(_TYPOGRAPHIC_QUOTES)
     rank: str | None = None
     level: str | None = None
     artifact: str | None = None
