@@ -136,3 +136,26 @@ def test_smart_quotes_are_read_as_the_straight_quotes_printed():
 @pytest.mark.parametrize("stem", ["case-0480", "case-0482", "case-0485"])
 def test_smart_quoted_pastes_keep_their_culprit(tmp_path, stem):
     _assert_culprit(tmp_path, stem, "smart-quotes")
+
+
+def test_smart_quoted_wont_convert_is_found_by_both_scan_paths():
+    """`WON’T CONVERT` (case-0593, a run that went on after dynamo's warning, its paste smart-quoted): framed
+    as dynamo printed it, found by the fast path's markers, and the fast path's result is the per-line one."""
+    import io
+
+    from crashlens.catalog import get_catalog
+    from crashlens.pipeline import combine, scan_chunks, scan_lines
+    from crashlens.prefilter import Prefilter
+    from crashlens.read import iter_line_chunks, iter_lines
+    from crashlens.render.json import render
+
+    _, text = _case("case-0593")
+    raw = next(ln for ln in text.splitlines() if "WON\u2019T CONVERT" in ln)
+    assert "WON'T CONVERT" in frame_line("x", 1, raw).text
+    cat = get_catalog([])
+    assert any(m in raw.encode() for m in Prefilter(cat).markers)
+    data = text.encode()
+    n, fast = scan_chunks("log", iter_line_chunks(io.BytesIO(data), 64 << 10), cat)
+    _, slow = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
+    assert render(combine([("log", n, fast)])) == render(combine([("log", n, slow)]))
+    assert any(d.signature for d in slow), "dynamo's warning is reported"

@@ -201,7 +201,8 @@ RULES: tuple[Rule, ...] = (
     Rule("item-advice", (b"Graph break",), _ITEM_ADVICE, first="G"),  # `.item()` advice before a graph break
     Rule("item-advice-rest", (b"capture_scalar_outputs", b"CAPTURE_SCALAR_OUTPUTS"), _ITEM_ADVICE_REST,
          first=" \tte", on_stripped=True),
-    Rule("wont-convert", (b"WON'T CONVERT",), WONT_CONVERT, first="W"),
+    # `T CONVERT`: also `WON’T CONVERT` in a paste that went through smart quotes (frame.py turns it back)
+    Rule("wont-convert", (b"T CONVERT",), WONT_CONVERT, first="W"),
     Rule("recompile-limit", (b"_dynamo hit config", b"torchdynamo hit config"), RECOMPILE, search=True),
     Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),
     Rule("recompile-body", (b"function: '",), RECOMPILE_BODY),
