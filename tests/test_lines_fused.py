@@ -25,7 +25,8 @@ if not hasattr(_lines, "Finder"):
 
 # The markers the app searches for (prefilter anchors); the cases below name some of them.
 MARKERS = list(Prefilter(get_catalog([])).markers)
-assert {b"Traceback", b"File \"", b"Error"} <= set(MARKERS)
+# (each found by a marker that is part of it: the frame rule's `File ` finds every `File "`)
+assert all(any(m in lit for m in MARKERS) for lit in (b"Traceback", b"File \"", b"Error"))
 CONTROLS = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 DOTTED = re.compile(rb"\.(?:[A-Z]|_[A-Z])")
 

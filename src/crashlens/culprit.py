@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 from . import recache
 from .records import CrashRecord, Frame
@@ -33,9 +34,19 @@ _TORCH_PUBLIC = recache.compile(
 # was run by dynamo (a backend, a hook, a fake impl), not traced by it.
 _MACHINERY = recache.compile(r"(?:^|/)torch(?:/_)?(?:dynamo|inductor)/")
 _PACKAGE = recache.compile(r"(?:site|dist)-packages/(?P<pkg>[A-Za-z_][\w]*)")
+# Windows keeps the standard library in `<prefix>\Lib\` with no version directory (`C:\python38\lib\
+# contextlib.py`, `...\envs\x\Lib\json\encoder.py`), beside `Lib\site-packages`: a module there is stdlib
+# when Python's own list of its modules names it (a project's own `lib\` folder holds other names).
+_WIN_LIB = recache.compile(r"^[A-Za-z]:/(?:[^/]+/)*?[Ll]ib/(?P<mod>[A-Za-z_]\w*)(?:\.py$|/)")
+_STDLIB_NAMES = frozenset(getattr(sys, "stdlib_module_names", ()))
+
+
 def is_stdlib(path: str) -> bool:
     p = path.replace("\\", "/")
-    return bool(_STDLIB.search(p))
+    if _STDLIB.search(p):
+        return True
+    m = _WIN_LIB.match(p)
+    return m is not None and m.group("mod") in _STDLIB_NAMES
 
 
 def is_torch(path: str) -> bool:

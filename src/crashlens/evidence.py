@@ -186,7 +186,10 @@ def _exception_line(line: LogLine) -> bool:
 # In the order they are tried: the first rule that matches and whose opener takes the line wins.
 RULES: tuple[Rule, ...] = (
     Rule("traceback", (b"Traceback",), TB_START),
-    Rule("frame", (b'File "',), FRAME, first=" \tF"),  # a traceback whose head was cut off
+    # a traceback whose head was cut off. Its marker is `File ` and not `File "`: a paste that went through
+    # smart quotes holds `File “` (frame.py turns it back), and this one marker also covers the IPython
+    # frames' `File /`, `File ~`, `File <` (the native locator has 64 marker slots, all but full)
+    Rule("frame", (b"File ",), FRAME, first=" \tF"),
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
     Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), IPY_FRAME, first="FC"),
     Rule("pytest-frame", (b": in ",), PYTEST_FRAME),
@@ -198,7 +201,8 @@ RULES: tuple[Rule, ...] = (
     Rule("item-advice", (b"Graph break",), _ITEM_ADVICE, first="G"),  # `.item()` advice before a graph break
     Rule("item-advice-rest", (b"capture_scalar_outputs", b"CAPTURE_SCALAR_OUTPUTS"), _ITEM_ADVICE_REST,
          first=" \tte", on_stripped=True),
-    Rule("wont-convert", (b"WON'T CONVERT",), WONT_CONVERT, first="W"),
+    # `T CONVERT`: also `WON’T CONVERT` in a paste that went through smart quotes (frame.py turns it back)
+    Rule("wont-convert", (b"T CONVERT",), WONT_CONVERT, first="W"),
     Rule("recompile-limit", (b"_dynamo hit config", b"torchdynamo hit config"), RECOMPILE, search=True),
     Rule("guard-error", (b"Error",), GUARD_ERROR, on_stripped=True),
     Rule("recompile-body", (b"function: '",), RECOMPILE_BODY),

@@ -30,6 +30,13 @@ _SGR_REMNANT = recache.compile(r" ?\[[0-9;]{0,16}m")
 # docker compose (`sglang-1  | `, v1 `sglang_1  | `) and `kubectl logs --prefix` (`[pod/name/container] `)
 _COMPOSE = recache.compile(r"[A-Za-z0-9][\w.-]*[-_]\d+ +\| ")
 _KUBECTL = recache.compile(r"\[pod/[^\]\s]+\] ")
+# A CI runner's time in brackets, as Jenkins' timestamper writes it: `[2025-07-31T02:13:19.873Z] `
+# (GitHub Actions writes it bare, as docker does: _DOCKER_TS).
+_BRACKET_TS = recache.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] ")
+# journald / syslog: `Jan 28 10:40:07 localhost bash[367371]: ` (journalctl's default output).
+_JOURNALD = recache.compile(
+    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w.@/-]+\[\d+\]: "
+)
 # pytest shows an exception's lines as `E` then blanks up to the column of the failing source line
 # (`>       x = f()` gives `E       `, E + 7; a line indented twice more, `>           r = g()`, gives
 # E + 11; `--tb=short` indents by 4: E + 3): E + 3 + 4k blanks, the widest that fits, so the message's own indentation (a quoted frame's
@@ -96,8 +103,16 @@ _DYNAMO_OLD_LOG = recache.compile(r"Torch[Dd]ynamo: \[(?P<level>DEBUG|INFO|WARNI
 _GLOG_LEVELS = {"V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "CRITICAL"}
 
 
+# An escape sequence written out in caret notation (`cat -v`, `less -U`, some web log viewers): ESC as the
+# two characters `^[`, so `\x1b[35m` arrives as `^[[35m` (in a real paste: `^[[36m(WorkerDict pid=38869)^[[0m`).
+_CARET_CSI = recache.compile(r"\^\[\[[0-9;:?<=>]*[ -/]*[@-~]")
+
+
 def strip_controls(text: str) -> str:
-    """The text a person should see: escape sequences and control characters removed (tab kept)."""
+    """The text a person should see: escape sequences (also in caret notation, `^[[31m`) and control
+    characters removed (tab kept)."""
+    if "^[[" in text:
+        text = _CARET_CSI.sub("", text)
     if _NEEDS_STRIP.search(text) is None:
         return text
     return _ANSI.sub("", text)
@@ -128,6 +143,8 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("VIWEC", _GLOG, "glog"),
     (".\u2026", _GLOG_ELIDED, "glog"),
     ("[", _KUBECTL, "wrapper"),
+    ("[", _BRACKET_TS, "wrapper"),
+    ("ADFJMNOS", _JOURNALD, "wrapper"),
     ("[", _PYLOG_OLD, "pylog"),
     ("T", _DYNAMO_OLD_LOG, "level"),
     ("[", _SGLANG, "sglang"),
@@ -149,8 +166,16 @@ def _next_prefix(text: str) -> tuple[str, re.Match[str]] | None:
     return None
 
 
+# Typographic quotes that Slack and macOS's smart-quotes substitution put in text pasted through them
+# (`File “/x/y.py”, line 3`, `WON’T CONVERT`): read as the straight quotes the program printed. The
+# fast path's markers hold the typographic spellings of the markers with quotes (evidence.RULES).
+_TYPOGRAPHIC_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
 def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     text = strip_controls(raw)
+    if not text.isascii():
+        text = text.translate(_TYPOGRAPHIC_QUOTES)
     rank: str | None = None
     level: str | None = None
     artifact: str | None = None
@@ -294,7 +319,7 @@ _LINE_START = recache.compile(
     r")"
 )
 # Log prefixes distinctive enough to mark a line start anywhere in such a line (not `0: `, `> `, `E `).
-_STRONG_PREFIXES = (_DOCKER_TS, _COMPOSE, _KUBECTL, _RAY, _RAY_ACTOR, _VLLM_TAG, _VLLM_LEVEL, _PYLOGGING,
+_STRONG_PREFIXES = (_DOCKER_TS, _BRACKET_TS, _JOURNALD, _COMPOSE, _KUBECTL, _RAY, _RAY_ACTOR, _VLLM_TAG, _VLLM_LEVEL, _PYLOGGING,
                     _GLOG, _PYLOG_OLD, _SGLANG, _TORCH_RANK, _ELASTIC_ROLE)
 _PREFIX_AT = recache.compile(
     r"(?<=\s)(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for p in _STRONG_PREFIXES)

@@ -44,6 +44,11 @@ MAX_CHAIN = 32
 MAX_TRACKED_LINES = 5000
 
 _FRAME_NOFUNC = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)\s*$')
+# A frame line that a hard wrap cut (a terminal copy, `fold`, a handler wrapping to the terminal width):
+# `File "/usr/lib/python3.11/site-packages/torch/_dy` with the rest, `namo/eval_frame.py", line 655, in _fn`,
+# on the next physical line, unprefixed and maybe indented.
+_FRAME_HEAD = recache.compile(r'^\s*File "')
+_FRAME_DONE = recache.compile(r'", line \d+, in \S')
 _CARET = recache.compile(r"^\s*[\^~]+\s*$")
 _CAUSE = "The above exception was the direct cause of the following exception:"
 _CONTEXT = "During handling of the above exception, another exception occurred:"
@@ -1291,6 +1296,8 @@ class RecordExtractor:
         self._last: str = ""
         self._recent_active: list[str] = []
         self._clock = 0
+        self._held: LogLine | None = None  # a frame line cut by a hard wrap, waiting for its rest
+        self._spilled: list[CrashRecord] = []  # records a flush in close_stream gave, for the next feed
 
     def _stream(self, key: str) -> _Stream:
         s = self._streams.get(key)
@@ -1350,6 +1357,30 @@ class RecordExtractor:
         return out
 
     def feed(self, line: LogLine) -> list[CrashRecord]:
+        if self._spilled:
+            out, self._spilled = self._spilled, []
+            return out + self.feed(line)
+        head = self._held
+        if head is not None:
+            self._held = None
+            joined = _join_wrapped_frame(head, line)
+            if joined is not None:
+                return self._feed(joined)
+            return self._feed(head) + self.feed(line)
+        if _FRAME_HEAD.match(line.text) and _FRAME_DONE.search(line.text) is None:
+            # Held only inside an open traceback: there the fast path feeds every unprefixed line, so the
+            # rest arrives next on both paths; an idle stream's line goes on as before.
+            s = self._streams.get(self._route(line))
+            if s is not None and s.state in (TB, USER):
+                self._held = line
+                return []
+        return self._feed(line)
+
+    def _flush(self) -> list[CrashRecord]:
+        head, self._held = self._held, None
+        return self._feed(head) if head is not None else []
+
+    def _feed(self, line: LogLine) -> list[CrashRecord]:
         key = self._route(line)
         self._last = key
         stream = self._stream(key)
@@ -1381,18 +1412,35 @@ class RecordExtractor:
     def close_stream(self, key: str, complete: bool | None = None) -> CrashRecord | None:
         """End the record open on a stream now (watch mode: the rank went quiet). complete=None decides
         as finish() does: complete when it reached its natural end, cut off otherwise."""
+        self._spilled.extend(self._flush())  # a held line's rest is not coming: it is fed as it is
         s = self._streams.get(key)
         if s is None:
             return None
         return s.close(complete=s.at_natural_end() if complete is None else complete)
 
     def finish(self) -> list[CrashRecord]:
-        out: list[CrashRecord] = []
+        out: list[CrashRecord] = self._spilled + self._flush()
+        self._spilled = []
         for s in self._streams.values():
             rec = s.close(complete=s.at_natural_end())
             if rec is not None:
                 out.append(rec)
         return out
+
+
+def _join_wrapped_frame(head: LogLine, line: LogLine) -> LogLine | None:
+    """The frame line a hard wrap cut in two, whole again: `line` must be the next physical line,
+    unprefixed, and make `head` a complete frame (its indentation, if the wrap indented it, dropped)."""
+    if line.lineno != head.lineno + 1 or line.prefixed or line.rank is not None:
+        return None
+    rest = line.text
+    if rest[:2].isspace():
+        rest = rest.lstrip(" \t")
+    text = head.text + rest
+    if FRAME.match(text) is None or _FRAME_DONE.search(text) is None:
+        return None
+    return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level, head.artifact,
+                   head.record_start, head.logger, head.logged_at)
 
 
 def extract_records(lines: Iterator[LogLine]) -> Iterator[CrashRecord]:
