@@ -1,0 +1,57 @@
+"""General mechanisms that real bug-report pastes (samples/pastes-heldout4, read by path) exposed.
+
+Each test names the mechanism, not the case: the paste is only the real text that shows it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SAMPLES
+
+from crashlens.cli.scan import run_scan
+from crashlens.frame import frame_line
+
+HELDOUT4 = SAMPLES / "pastes-heldout4"
+
+
+def _scan(name: str):
+    path = HELDOUT4 / name
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    return run_scan((str(path),), (), audit=False).diagnoses
+
+
+def _titles(diag) -> list[str]:
+    return [f.title for f in diag.fixes]
+
+
+# -- torch.compile refusing the interpreter: a torch message family with a known fix per release ---------
+
+@pytest.mark.parametrize("name", ["case-024.log", "case-025.log"])
+def test_dynamo_not_supported_on_this_python_gets_the_release_or_the_interpreter_that_works(name):
+    # 024: a plain traceback (Windows paths); 025: the same error in pytest E-lines of a nix build log
+    diags = _scan(name)
+    assert [d.signature for d in diags] == ["python-version-unsupported"]
+    first_two = " ".join(_titles(diags[0])[:2])
+    assert "torch 2.4 or later" in first_two and "python<3.12" in first_two
+
+
+# -- line prefixes: a nix build log's `name> `, Jenkins' bracketed ISO timestamp -----------------------
+
+def test_nix_build_log_prefix_comes_off_before_pytest_e():
+    line = frame_line("x", 1, "diffusers> E   RuntimeError: Dynamo is not supported on Python 3.12+")
+    assert (line.text, line.level) == ("RuntimeError: Dynamo is not supported on Python 3.12+", "ERROR")
+    # a word and `>` inside a line's text is no prefix
+    assert frame_line("x", 1, "x = a > b").text == "x = a > b"
+
+
+def test_jenkins_iso_timestamp_prefix_comes_off_even_on_a_blank_line():
+    line = frame_line("x", 1, "[2025-07-31T02:13:19.873Z] Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace")
+    assert line.text == "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace"
+    assert frame_line("x", 1, "[2025-07-31T02:13:19.873Z] ").text == ""
+
+
+def test_dynamo_banner_under_a_jenkins_timestamp_is_a_compile_failure():
+    diags = _scan("case-042.log")
+    assert [d.signature for d in diags] == ["compile-error-out-of-view"]
