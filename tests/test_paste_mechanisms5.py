@@ -55,3 +55,26 @@ def test_jenkins_iso_timestamp_prefix_comes_off_even_on_a_blank_line():
 def test_dynamo_banner_under_a_jenkins_timestamp_is_a_compile_failure():
     diags = _scan("case-042.log")
     assert [d.signature for d in diags] == ["compile-error-out-of-view"]
+
+
+# -- notebooks: a path rendered as a markdown link; Colab's IPython 7 traceback cut before its message --
+
+def test_markdown_link_around_a_path_reads_as_the_path():
+    line = frame_line("x", 1, '  File "[/tmp/ipykernel_1/2.py](https://vscode-remote+ssh.vscode-cdn.net/tmp/'
+                              'ipykernel_1/2.py)", line 155, in forward')
+    assert line.text == '  File "/tmp/ipykernel_1/2.py", line 155, in forward'
+    assert frame_line("x", 1, "x = d[k](y)").text == "x = d[k](y)"  # an index then a call is no link
+
+
+def test_explain_break_reason_under_vscode_links_names_the_notebook_cell_line():
+    diags = _scan("case-028.log")
+    c = diags[0].culprit
+    assert (c.file, c.line, c.function) == ("/tmp/ipykernel_1302757/1698778135.py", 155, "forward")
+
+
+def test_colab_traceback_cut_before_its_message_takes_the_headers_dynamo_type():
+    # `InternalTorchDynamoError    Traceback (most recent call last)`, a `<cell line: 15>` frame, Colab's
+    # `21 frames` fold, a module.py frame, then the paste ends
+    diags = _scan("case-009.log")
+    assert len(diags) == 1 and diags[0].family == "dynamo" and diags[0].fatal
+    assert diags[0].exception[0] == "InternalTorchDynamoError"

@@ -63,8 +63,8 @@ USER_CODE = recache.compile(r"^\s*from user code:\s*$")
 # QUALNAME(ARGS)` or `Cell In[5], line 3`, each followed by numbered source lines, `-->` at the one running.
 _IPY_HEADER = recache.compile(r"^\s*(?P<lead>)(?P<type>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")
 # IPython before 8.0 (Colab, old notebooks): `~/lib/python3.7/site-packages/torch/x.py in f(self, gm)`, the
-# line number only on the `-->` source line under it.
-IPY_OLD_FRAME = recache.compile(r"^(?P<file>(?:~|/|[A-Za-z]:\\|<ipython-input-)\S*) in (?P<func>[\w.<>]+)\(")
+# line number only on the `-->` source line under it; a cell's own code is `in <cell line: 15>()` (IPython 7.x).
+IPY_OLD_FRAME = recache.compile(r"^(?P<file>(?:~|/|[A-Za-z]:\\|<ipython-input-)\S*) in (?P<func>[\w.<>]+|<cell line: \d+>)\(")
 IPY_FRAME = recache.compile(r"^(?:File (?P<file>[^\s,][^,]*?):(?P<line>\d+), in (?P<func>[^\s(]+)"
                              r"|Cell (?P<cell>In\s*\[\d*\]), line (?P<cline>\d+))")
 IPY_SOURCE = recache.compile(r"^\s*(?P<arrow>-*>)?\s*(?P<n>\d+)\s(?P<src>.*)$")

@@ -212,7 +212,15 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         dedup = _RAY_DEDUP_SUFFIX.search(text)
         if dedup is not None:
             text = text[: dedup.start()]
+    if "](" in text:
+        text = _MD_LINK.sub(r"\1", text)
     return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger, logged_at)
+
+
+# A path rendered as a markdown link by the notebook that printed it (VS Code Jupyter, Colab):
+# `File "[/tmp/ipykernel_1/2.py](https://vscode-remote+...)", line 155`, `[<ipython-input-19-x>](https://localhost:8080/#)
+# in f()`: the link's text is the path.
+_MD_LINK = recache.compile(r"\[([^\[\]\n]{1,400})\]\((?:https?|vscode[\w+-]*|file):[^()\s]{0,2000}\)")
 
 
 def frame_lines(source: str, lines: Iterable[str], start: int = 1) -> Iterator[LogLine]:

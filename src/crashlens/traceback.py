@@ -44,6 +44,7 @@ MAX_CHAIN = 32
 MAX_TRACKED_LINES = 5000
 
 _FRAME_NOFUNC = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)\s*$')
+_COLLAPSED_FRAMES = recache.compile(r"^\d+ frames$")  # Colab folds library frames into one such line
 _CARET = recache.compile(r"^\s*[\^~]+\s*$")
 _CAUSE = "The above exception was the direct cause of the following exception:"
 _CONTEXT = "During handling of the above exception, another exception occurred:"
@@ -130,6 +131,9 @@ class _Draft:
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
     ipython: bool = False  # IPython's traceback format (numbered source lines)
+    # the type IPython's header names (`InternalTorchDynamoError    Traceback (most recent call last)`): the
+    # exception's, when a paste is cut before its exception line
+    header_type: str | None = None
     pytest: bool = False  # pytest's short traceback format (`PATH:LINE: in FUNC` frames)
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
     # explain()'s previous break reason, held until this reason's first frame shows whether that one was
@@ -163,6 +167,11 @@ class _Draft:
         return self.blocks[-1]
 
     def finish(self, complete: bool) -> CrashRecord:
+        if self.header_type and not any(b.type for b in self.blocks) and \
+                not any(is_compile_machinery(f) for b in self.blocks for f in b.frames):
+            # the header's type stands for the exception line out of view, unless compile-machinery frames
+            # already say more (a compile failure whose message is lost)
+            self.block().type = self.header_type
         chain = tuple(
             ExceptionBlock(
                 b.type,
@@ -566,8 +575,8 @@ class _Stream:
                 return True
             self._add_source(d.block().frames, text)
             return True
-        if stripped.startswith(("[...", "...")):
-            return True  # an elision marker pasted into the traceback
+        if stripped.startswith(("[...", "...")) or d.ipython and _COLLAPSED_FRAMES.match(stripped):
+            return True  # an elision marker pasted into the traceback (Colab's collapsed `21 frames`)
         if _TRAILER.match(text):
             # Frames followed by the trailer: the `from user code:` header was cut off.
             blk = d.block()
@@ -761,6 +770,7 @@ class _Stream:
         self._open_traceback(line, m)
         assert self.draft is not None
         self.draft.ipython = True
+        self.draft.header_type = m.group("type")
         return True
 
     def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
