@@ -78,3 +78,42 @@ def test_colab_traceback_cut_before_its_message_takes_the_headers_dynamo_type():
     diags = _scan("case-009.log")
     assert len(diags) == 1 and diags[0].family == "dynamo" and diags[0].fatal
     assert diags[0].exception[0] == "InternalTorchDynamoError"
+
+
+# -- torch.compile()'s own set-up frames: a failure raised there is a compile failure -------------------
+
+def test_a_traceback_cut_inside_torch_compile_and_dynamo_optimize_is_a_compile_failure():
+    # Jupyter on Windows: Cell In[4] -> torch\__init__.py:1723 in compile -> eval_frame.py:583 in optimize,
+    # the message (a platform check) past the cut
+    diags = _scan("case-026.log")
+    assert [d.signature for d in diags] == ["compile-error-out-of-view"]
+    assert diags[0].fatal
+
+
+# -- inductor without a working triton: install it in the interpreter that runs the model -------------
+
+def test_no_working_triton_gets_installing_triton_first():
+    # message-only paste: `backend='inductor' raised:`, the RuntimeError, dynamo's banners
+    diags = _scan("case-031.log")
+    assert [d.signature for d in diags] == ["inductor-no-triton"]
+    first = diags[0].fixes[0].title
+    assert "python -m pip install triton" in first and "suppress_errors" not in first
+
+
+# -- a dynamo message printed without its exception line: its 2.7+ sections say what was rejected -----
+
+def test_explanation_sections_without_the_exception_line_are_a_dynamo_failure_of_their_family():
+    # `print(f"Original exception:\n {e}")` of an Unsupported: headline, Explanation, Hint, debug context,
+    # `from user code:` with only the source line
+    diags = _scan("case-035.log")
+    assert [d.signature for d in diags] == ["item-scalar"]
+    assert "capture_scalar_outputs" in diags[0].fixes[0].title
+
+
+def test_an_explanation_that_does_not_name_dynamo_starts_nothing():
+    lines = ["  Explanation: the cache was cold, so the first request took longer.",
+             "  Hint: warm it up with a dummy request."]
+    from crashlens.pipeline import scan_lines
+    from crashlens.catalog import get_catalog
+    _, diags = scan_lines("x", iter(lines), get_catalog([]))
+    assert diags == []

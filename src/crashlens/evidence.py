@@ -134,6 +134,10 @@ _GB_WARNING = recache.compile(
 _FAKE_RUN_FAILED = recache.compile(
     r"^(?:Dynamo failed to run FX node with fake tensors: |Failed running call_(?:function|method|module) )(?P<msg>.*)$"
 )
+# A 2.7+ dynamo message's `Explanation:` section, its exception line not in view (a program that printed
+# `str(e)`, a paste that starts inside the message); only explanations that name Dynamo (most do: "Dynamo does
+# not support ...", "Dynamo developers have intentionally marked ...").
+_DYNAMO_EXPLANATION = recache.compile(r"^Explanation: (?P<t>.*?\bDynamo .*)$")
 # pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
 _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
 EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
@@ -205,10 +209,12 @@ RULES: tuple[Rule, ...] = (
     Rule("graph-break-reason", (b"Reason: ",), GB_LOG_REASON, first="R", when=lambda line: line.artifact == "graph_breaks"),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
-    Rule("explain", (b"Dynamo produced ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),
+    # `Dynamo ` is also the marker of the rules below that name Dynamo: one slot of the native locator's 64
+    Rule("explain", (b"Dynamo ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
-    Rule("fake-run-failed", (b"Dynamo failed to run FX node", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
+    Rule("fake-run-failed", (b"Dynamo ", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
     Rule("graph-break-warning", (b": UserWarning: Graph break",), _GB_WARNING),
+    Rule("dynamo-explanation", (b"Dynamo ",), _DYNAMO_EXPLANATION, first=" \tE", on_stripped=True),
     # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
     # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).
     Rule("pytest-summary", (b"FAILED ", b"ERROR "), _PYTEST_SUMMARY, first="FE", covered_by="exception"),
@@ -272,6 +278,11 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     MachineryFrame("torch/_dynamo/symbolic_convert.py"),
     MachineryFrame("torch/_dynamo/variables/"),
     MachineryFrame("torch/_dynamo/polyfills", "getattr_and_trace"),
+    # torch.compile() itself and the dynamo.optimize it calls run once, when the user wraps the model (its
+    # checks of the interpreter, the platform, the backend), never when the compiled code runs
+    MachineryFrame("torch/__init__.py", "compile"),
+    MachineryFrame("torch/_dynamo/eval_frame.py", "optimize"),
+    MachineryFrame("torch/_dynamo/eval_frame.py", "_optimize"),
     # the fake-tensor run of each traced op (all releases): only tracing calls these
     *(MachineryFrame("torch/_dynamo/utils.py", fn) for fn in ("get_fake_value", "run_node", "wrap_fake_exception")),
     MachineryFrame("torch/_dynamo/output_graph.py", "call_user_compiler"),

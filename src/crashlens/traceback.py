@@ -849,6 +849,15 @@ class _Stream:
         self.state = SKIP
         return True
 
+    def _open_dynamo_explanation(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A dynamo message without its exception line (`print(e)` of a caught Unsupported, a paste that starts
+        # inside it): its 2.7+ sections say what dynamo rejected, `from user code:` may follow.
+        d = self._open("partial", line, BODY, section="explanation")
+        d.new_block()
+        d.explanation.append(m.group("t"))
+        d.dynamo_body = d.structured = True
+        return True
+
     def _open_wont_convert(self, line: LogLine, m: re.Match[str]) -> bool:
         # suppress_errors turned the failure into this warning: the run goes on, eagerly. The header
         # names the function dynamo gave up on (its first line), the outermost frame of what it traced.
@@ -1255,6 +1264,7 @@ _OPENERS = {
     "item-advice-rest": _Stream._open_item_advice_rest,
     "wont-convert": _Stream._open_wont_convert,
     "graph-break-warning": _Stream._open_graph_break_warning,
+    "dynamo-explanation": _Stream._open_dynamo_explanation,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
     "recompile-body": _Stream._open_recompile_body,
