@@ -117,3 +117,32 @@ def test_an_explanation_that_does_not_name_dynamo_starts_nothing():
     from crashlens.catalog import get_catalog
     _, diags = scan_lines("x", iter(lines), get_catalog([]))
     assert diags == []
+
+
+# -- torch's own "data pointer of a fake tensor" error is raised only under tracing -------------------
+
+def test_fake_tensor_data_pointer_error_names_the_kernel_frame_and_a_custom_op_first():
+    # one frame of flash-attn's CuTe interface, then the RuntimeError wrapped over four lines by the reporter
+    diags = _scan("case-008.log")
+    assert [d.signature for d in diags] == ["fake-tensor-data-pointer"]
+    c = diags[0].culprit
+    assert (c.file, c.line, c.function) == ("flash_attn/cute/interface.py", 333, "_flash_attn_fwd")
+    assert diags[0].fixes[0].kind == "custom-op" and "register_fake" in diags[0].fixes[0].title
+
+
+def test_a_storage_error_without_the_tracing_wording_is_no_dynamo_crash():
+    # the plain c10 message (no `(e.g. FakeTensor, FunctionalTensor)`): an eager tensor without storage
+    from crashlens.catalog import get_catalog
+    from crashlens.pipeline import scan_lines
+    lines = ["Traceback (most recent call last):", '  File "/srv/app/k.py", line 3, in run',
+             "    p = x.data_ptr()", "RuntimeError: Cannot access data pointer of Tensor that doesn't have storage"]
+    _, diags = scan_lines("x", iter(lines), get_catalog([]))
+    assert [d for d in diags if d.family == "dynamo"] == []
+
+
+# -- a library whose functions dynamo skipped and whose newer release registers them -----------------
+
+def test_einops_skipped_by_dynamo_gets_the_einops_release_that_registers_its_ops_first():
+    diags = _scan("case-028.log")
+    assert diags[0].signature == "skipped-function"
+    assert "einops>=0.7" in diags[0].fixes[0].title and "allow_ops_in_compiled_graph" in diags[0].fixes[0].title
