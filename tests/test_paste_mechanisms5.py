@@ -146,3 +146,24 @@ def test_einops_skipped_by_dynamo_gets_the_einops_release_that_registers_its_ops
     diags = _scan("case-028.log")
     assert diags[0].signature == "skipped-function"
     assert "einops>=0.7" in diags[0].fixes[0].title and "allow_ops_in_compiled_graph" in diags[0].fixes[0].title
+
+
+# -- a terminal wrapped the long frame lines: the rest, on the next line, carries no prefix ----------
+
+def test_frame_lines_wrapped_at_the_terminal_width_are_put_back_together():
+    # vLLM's `(VllmWorker rank=3 pid=285) ERROR ... [multiproc_executor.py:380]   File ".../convert_frame.py", li`
+    # then `ne 715, in compile_inner`: convert_frame's own frames, the exception out of view
+    diags = _scan("case-001.log")
+    assert [d.signature for d in diags] == ["compile-error-out-of-view"]
+    assert diags[0].fatal and list(diags[0].ranks) == ["VllmWorker rank=3"]
+
+
+def test_a_wrapped_frame_line_is_one_frame_and_a_lone_file_line_starts_no_crash():
+    from crashlens.catalog import get_catalog
+    from crashlens.pipeline import scan_lines
+    head = ['  File "/venv/lib/python3.12/site-packages/torch/_dynamo/symbolic_convert.py", li', "ne 3, in step",
+            "    self.dispatch_table[inst.opcode](self, inst)"]
+    _, diags = scan_lines("x", iter(head), get_catalog([]))
+    assert [d.signature for d in diags] == ["compile-error-out-of-view"]
+    _, none = scan_lines("x", iter(['  File "notes.txt", created', "done."]), get_catalog([]))
+    assert none == []

@@ -59,6 +59,9 @@ class Rule:
 TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
 FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
 USER_CODE = recache.compile(r"^\s*from user code:\s*$")
+# A frame line a terminal or viewer wrapped at its width: `File "/p/convert_frame.py", li` (the rest, `ne 715, in
+# compile_inner`, on the next line without the line prefix), or cut inside the path. Tried after FRAME.
+FRAME_CUT = recache.compile(r'^\s*File "[^"]*(?:"(?:,[ \w,]*)?)?$')
 # IPython / Jupyter tracebacks (Colab pastes): a header naming the type, frames as `File PATH:LINE, in
 # QUALNAME(ARGS)` or `Cell In[5], line 3`, each followed by numbered source lines, `-->` at the one running.
 _IPY_HEADER = recache.compile(r"^\s*(?P<lead>)(?P<type>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")
@@ -191,6 +194,7 @@ def _exception_line(line: LogLine) -> bool:
 RULES: tuple[Rule, ...] = (
     Rule("traceback", (b"Traceback",), TB_START),
     Rule("frame", (b'File "',), FRAME, first=" \tF"),  # a traceback whose head was cut off
+    Rule("frame-cut", (b'File "',), FRAME_CUT, first=" \tF"),  # ... whose first frame line was wrapped
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
     Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), IPY_FRAME, first="FC"),
     Rule("pytest-frame", (b": in ",), PYTEST_FRAME),

@@ -13,6 +13,7 @@ from .evidence import (
     EXC_FREE,
     EXC_LEADING,
     FRAME,
+    FRAME_CUT,
     GB_HEADER,
     GUARD_ERROR,
     IPY_FRAME,
@@ -247,6 +248,7 @@ class _Stream:
         "prev_kind",
         "section",
         "state",
+        "wrapped",
     )
 
     def __init__(self, name: str) -> None:
@@ -260,6 +262,7 @@ class _Stream:
         self.state = IDLE
         self.blank_run = 0
         self.section: str | None = None  # which dynamo section continuation lines extend
+        self.wrapped: str | None = None  # a frame line wrapped at a terminal's width, until its next line
 
     @property
     def active(self) -> bool:
@@ -293,6 +296,8 @@ class _Stream:
         d = self.draft
         if st == IDLE or d is None:
             return 0
+        if self.wrapped is not None and _unwrapped_frame(self.wrapped, text) is not None:
+            return 2  # the rest of the frame line the terminal wrapped
         stripped = text.strip()
         if _ELISION.match(text):
             return 1
@@ -557,6 +562,12 @@ class _Stream:
         if done is not None:
             return done
         text = line.text
+        if self.wrapped is not None:
+            fm = _unwrapped_frame(self.wrapped, text)
+            self.wrapped = None
+            if fm is not None:
+                self._add_frame(d.block().frames, fm)
+                return True
         stripped = text.strip()
         fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text) or \
             (d.ipython and IPY_OLD_FRAME.match(stripped) or None) or (d.pytest and PYTEST_FRAME.match(text) or None)
@@ -565,6 +576,9 @@ class _Stream:
             return True
         if not stripped:
             self.blank_run += 1
+            return True
+        if FRAME_CUT.match(text):
+            self.wrapped = text  # its rest is the next line
             return True
         if d.ipython and stripped.startswith(("->", "-->")) or d.ipython and IPY_SOURCE.match(text):
             self._add_source(d.block().frames, text)
@@ -777,6 +791,13 @@ class _Stream:
         # A traceback whose head was cut off (common in pasted fragments).
         d = self._open(_tb_kind(line), line, TB)
         self._add_frame(d.block().frames, m)
+        return True
+
+    def _open_frame_cut(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A traceback cut above a frame line that a terminal wrapped: the record opens, the frame is
+        # read with the next line (_traceback).
+        self._open(_tb_kind(line), line, TB).new_block()
+        self.wrapped = line.text
         return True
 
     def _open_call_stack(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -1235,6 +1256,15 @@ def _clean_lead(lead: str | None) -> str | None:
     return lead or None
 
 
+def _unwrapped_frame(head: str, rest: str) -> re.Match[str] | None:
+    """A wrapped frame line put back together: `File "/p/x.py", li` + `ne 715, in f` (a terminal cuts at its
+    width, so the rest carries no prefix and may start with the blank it was cut at)."""
+    if not rest or rest.lstrip().startswith(("File ", "Traceback")):
+        return None
+    joined = head + rest
+    return FRAME.match(joined) or _FRAME_NOFUNC.match(joined)
+
+
 # What a line means in each state of an open record.
 _STATES = {
     TB: _Stream._traceback,
@@ -1251,6 +1281,7 @@ _STATES = {
 _OPENERS = {
     "traceback": _Stream._open_traceback,
     "frame": _Stream._open_frame,
+    "frame-cut": _Stream._open_frame_cut,
     "ipython-header": _Stream._open_ipython,
     "ipython-frame": _Stream._open_frame,
     "pytest-frame": _Stream._open_frame,
