@@ -144,9 +144,10 @@ def test_recorded_corpus_is_what_build_makes_of_the_recordings(tmp_path):
         assert text(tmp_path / "cases" / name) == text(here / name), name
 
 
-@pytest.mark.parametrize("set_name", ["pastes", "pastes-heldout", "pastes-heldout2", "pastes-heldout3"])
+@pytest.mark.parametrize("set_name", ["pastes", "pastes-heldout", "pastes-heldout2", "pastes-heldout3",
+                                      "pastes-heldout4"])
 def test_real_pastes_hold_the_baseline(set_name):
-    """samples/pastes, pastes-heldout, pastes-heldout2 and pastes-heldout3: real bug-report fragments (verbatim,
+    """samples/pastes, pastes-heldout ... pastes-heldout4: real bug-report fragments (verbatim,
     with their source URLs), scored like the corpus; the suite fails when a figure drops below the set's baseline.json."""
     scorer = _corpus_module("score")
     folder = Path(__file__).resolve().parents[1] / "samples" / set_name

@@ -59,12 +59,15 @@ class Rule:
 TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
 FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
 USER_CODE = recache.compile(r"^\s*from user code:\s*$")
+# A frame line a terminal or viewer wrapped at its width: `File "/p/convert_frame.py", li` (the rest, `ne 715, in
+# compile_inner`, on the next line without the line prefix), or cut inside the path. Tried after FRAME.
+FRAME_CUT = recache.compile(r'^\s*File "[^"]*(?:"(?:,[ \w,]*)?)?$')
 # IPython / Jupyter tracebacks (Colab pastes): a header naming the type, frames as `File PATH:LINE, in
 # QUALNAME(ARGS)` or `Cell In[5], line 3`, each followed by numbered source lines, `-->` at the one running.
 _IPY_HEADER = recache.compile(r"^\s*(?P<lead>)(?P<type>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")
 # IPython before 8.0 (Colab, old notebooks): `~/lib/python3.7/site-packages/torch/x.py in f(self, gm)`, the
-# line number only on the `-->` source line under it.
-IPY_OLD_FRAME = recache.compile(r"^(?P<file>(?:~|/|[A-Za-z]:\\|<ipython-input-)\S*) in (?P<func>[\w.<>]+)\(")
+# line number only on the `-->` source line under it; a cell's own code is `in <cell line: 15>()` (IPython 7.x).
+IPY_OLD_FRAME = recache.compile(r"^(?P<file>(?:~|/|[A-Za-z]:\\|<ipython-input-)\S*) in (?P<func>[\w.<>]+|<cell line: \d+>)\(")
 IPY_FRAME = recache.compile(r"^(?:File (?P<file>[^\s,][^,]*?):(?P<line>\d+), in (?P<func>[^\s(]+)"
                              r"|Cell (?P<cell>In\s*\[\d*\]), line (?P<cline>\d+))")
 IPY_SOURCE = recache.compile(r"^\s*(?P<arrow>-*>)?\s*(?P<n>\d+)\s(?P<src>.*)$")
@@ -134,6 +137,10 @@ _GB_WARNING = recache.compile(
 _FAKE_RUN_FAILED = recache.compile(
     r"^(?:Dynamo failed to run FX node with fake tensors: |Failed running call_(?:function|method|module) )(?P<msg>.*)$"
 )
+# A 2.7+ dynamo message's `Explanation:` section, its exception line not in view (a program that printed
+# `str(e)`, a paste that starts inside the message); only explanations that name Dynamo (most do: "Dynamo does
+# not support ...", "Dynamo developers have intentionally marked ...").
+_DYNAMO_EXPLANATION = recache.compile(r"^Explanation: (?P<t>.*?\bDynamo .*)$")
 # pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
 _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
 EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
@@ -190,6 +197,7 @@ RULES: tuple[Rule, ...] = (
     # smart quotes holds `File “` (frame.py turns it back), and this one marker also covers the IPython
     # frames' `File /`, `File ~`, `File <` (the native locator has 64 marker slots, all but full)
     Rule("frame", (b"File ",), FRAME, first=" \tF"),
+    Rule("frame-cut", (b"File ",), FRAME_CUT, first=" \tF"),  # ... whose first frame line was wrapped
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
     Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), IPY_FRAME, first="FC"),
     Rule("pytest-frame", (b": in ",), PYTEST_FRAME),
@@ -209,10 +217,12 @@ RULES: tuple[Rule, ...] = (
     Rule("graph-break-reason", (b"Reason: ",), GB_LOG_REASON, first="R", when=lambda line: line.artifact == "graph_breaks"),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
-    Rule("explain", (b"Dynamo produced ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),
+    # `Dynamo ` is also the marker of the rules below that name Dynamo: one slot of the native locator's 64
+    Rule("explain", (b"Dynamo ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
-    Rule("fake-run-failed", (b"Dynamo failed to run FX node", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
+    Rule("fake-run-failed", (b"Dynamo ", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
     Rule("graph-break-warning", (b": UserWarning: Graph break",), _GB_WARNING),
+    Rule("dynamo-explanation", (b"Dynamo ",), _DYNAMO_EXPLANATION, first=" \tE", on_stripped=True),
     # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
     # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).
     Rule("pytest-summary", (b"FAILED ", b"ERROR "), _PYTEST_SUMMARY, first="FE", covered_by="exception"),
@@ -276,6 +286,11 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     MachineryFrame("torch/_dynamo/symbolic_convert.py"),
     MachineryFrame("torch/_dynamo/variables/"),
     MachineryFrame("torch/_dynamo/polyfills", "getattr_and_trace"),
+    # torch.compile() itself and the dynamo.optimize it calls run once, when the user wraps the model (its
+    # checks of the interpreter, the platform, the backend), never when the compiled code runs
+    MachineryFrame("torch/__init__.py", "compile"),
+    MachineryFrame("torch/_dynamo/eval_frame.py", "optimize"),
+    MachineryFrame("torch/_dynamo/eval_frame.py", "_optimize"),
     # the fake-tensor run of each traced op (all releases): only tracing calls these
     *(MachineryFrame("torch/_dynamo/utils.py", fn) for fn in ("get_fake_value", "run_node", "wrap_fake_exception")),
     MachineryFrame("torch/_dynamo/output_graph.py", "call_user_compiler"),

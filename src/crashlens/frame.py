@@ -67,8 +67,13 @@ _TORCH_RANK = recache.compile(r"(?:\[[A-Za-z_][\w-]{0,40}\])?\[rank(?P<rank>\d+)
 # worker's local rank, a rank only where no global one follows.
 _ELASTIC_ROLE = recache.compile(r"\[(?P<role>[A-Za-z_][\w-]{0,40}?)(?P<rank>\d+)\]:")
 # A time of day in brackets that a notebook, a CI runner or a log viewer put before each line:
-# `[01:17:10.938]: `, `[12:00:01] `.
-_CLOCK = recache.compile(r"\[\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]:? ")
+# `[01:17:10.938]: `, `[12:00:01] `; with its ISO 8601 date, Jenkins' timestamper (`[2025-07-31T02:13:19.873Z] `,
+# the line's own text, blank lines included, after it).
+_CLOCK = recache.compile(
+    r"\[(?:\d{4}-\d\d-\d\dT)?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]:?(?: |$)")
+# nix's build log (`nix build -L`, `nix log`): each line of a derivation's build after its name and `> `
+# (`diffusers> E   RuntimeError: ...`).
+_NIX = recache.compile(r"[A-Za-z][\w.+-]{0,60}> ")
 _GLOG = recache.compile(
     # the time and thread id are left out of some pastes (`V0627 torch/_dynamo/exc.py:209] ...`)
     r"(?P<level>[VIWEC])\d{4}(?: \d\d:\d\d:\d\d\.\d+)?(?: +\d+)? (?P<gfile>[^\s\]]+):\d+\](?: |$)"
@@ -131,6 +136,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (" \t", _INDENTED_LOG, "wrapper"),
     (" [", _SGR_REMNANT, "wrapper"),
     (_ALNUM, _COMPOSE, "wrapper"),
+    (_ALNUM, _NIX, "wrapper"),
     ("E", _PYTEST_E, "pytest"),
     (">", _QUOTE, "wrapper"),
     ("0123456789[", _MPI, "mpi"),
@@ -231,7 +237,15 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
         dedup = _RAY_DEDUP_SUFFIX.search(text)
         if dedup is not None:
             text = text[: dedup.start()]
+    if "](" in text:
+        text = _MD_LINK.sub(r"\1", text)
     return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger, logged_at)
+
+
+# A path rendered as a markdown link by the notebook that printed it (VS Code Jupyter, Colab):
+# `File "[/tmp/ipykernel_1/2.py](https://vscode-remote+...)", line 155`, `[<ipython-input-19-x>](https://localhost:8080/#)
+# in f()`: the link's text is the path.
+_MD_LINK = recache.compile(r"\[([^\[\]\n]{1,400})\]\((?:https?|vscode[\w+-]*|file):[^()\s]{0,2000}\)")
 
 
 def frame_lines(source: str, lines: Iterable[str], start: int = 1) -> Iterator[LogLine]:

@@ -13,6 +13,7 @@ from .evidence import (
     EXC_FREE,
     EXC_LEADING,
     FRAME,
+    FRAME_CUT,
     GB_HEADER,
     GUARD_ERROR,
     IPY_FRAME,
@@ -49,6 +50,7 @@ _FRAME_NOFUNC = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)
 # on the next physical line, unprefixed and maybe indented.
 _FRAME_HEAD = recache.compile(r'^\s*File "')
 _FRAME_DONE = recache.compile(r'", line \d+, in \S')
+_COLLAPSED_FRAMES = recache.compile(r"^\d+ frames$")  # Colab folds library frames into one such line
 _CARET = recache.compile(r"^\s*[\^~]+\s*$")
 _CAUSE = "The above exception was the direct cause of the following exception:"
 _CONTEXT = "During handling of the above exception, another exception occurred:"
@@ -135,6 +137,9 @@ class _Draft:
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
     ipython: bool = False  # IPython's traceback format (numbered source lines)
+    # the type IPython's header names (`InternalTorchDynamoError    Traceback (most recent call last)`): the
+    # exception's, when a paste is cut before its exception line
+    header_type: str | None = None
     pytest: bool = False  # pytest's short traceback format (`PATH:LINE: in FUNC` frames)
     hashes: list[int] = field(default_factory=list)  # every line's hash, to align ranks printing the same record
     # explain()'s previous break reason, held until this reason's first frame shows whether that one was
@@ -168,6 +173,11 @@ class _Draft:
         return self.blocks[-1]
 
     def finish(self, complete: bool) -> CrashRecord:
+        if self.header_type and not any(b.type for b in self.blocks) and \
+                not any(is_compile_machinery(f) for b in self.blocks for f in b.frames):
+            # the header's type stands for the exception line out of view, unless compile-machinery frames
+            # already say more (a compile failure whose message is lost)
+            self.block().type = self.header_type
         chain = tuple(
             ExceptionBlock(
                 b.type,
@@ -243,6 +253,7 @@ class _Stream:
         "prev_kind",
         "section",
         "state",
+        "wrapped",
     )
 
     def __init__(self, name: str) -> None:
@@ -256,6 +267,7 @@ class _Stream:
         self.state = IDLE
         self.blank_run = 0
         self.section: str | None = None  # which dynamo section continuation lines extend
+        self.wrapped: str | None = None  # a frame line wrapped at a terminal's width, until its next line
 
     @property
     def active(self) -> bool:
@@ -289,6 +301,8 @@ class _Stream:
         d = self.draft
         if st == IDLE or d is None:
             return 0
+        if self.wrapped is not None and _unwrapped_frame(self.wrapped, text) is not None:
+            return 2  # the rest of the frame line the terminal wrapped
         stripped = text.strip()
         if _ELISION.match(text):
             return 1
@@ -553,6 +567,12 @@ class _Stream:
         if done is not None:
             return done
         text = line.text
+        if self.wrapped is not None:
+            fm = _unwrapped_frame(self.wrapped, text)
+            self.wrapped = None
+            if fm is not None:
+                self._add_frame(d.block().frames, fm)
+                return True
         stripped = text.strip()
         fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text) or \
             (d.ipython and IPY_OLD_FRAME.match(stripped) or None) or (d.pytest and PYTEST_FRAME.match(text) or None)
@@ -561,6 +581,9 @@ class _Stream:
             return True
         if not stripped:
             self.blank_run += 1
+            return True
+        if FRAME_CUT.match(text):
+            self.wrapped = text  # its rest is the next line
             return True
         if d.ipython and stripped.startswith(("->", "-->")) or d.ipython and IPY_SOURCE.match(text):
             self._add_source(d.block().frames, text)
@@ -571,8 +594,8 @@ class _Stream:
                 return True
             self._add_source(d.block().frames, text)
             return True
-        if stripped.startswith(("[...", "...")):
-            return True  # an elision marker pasted into the traceback
+        if stripped.startswith(("[...", "...")) or d.ipython and _COLLAPSED_FRAMES.match(stripped):
+            return True  # an elision marker pasted into the traceback (Colab's collapsed `21 frames`)
         if _TRAILER.match(text):
             # Frames followed by the trailer: the `from user code:` header was cut off.
             blk = d.block()
@@ -766,12 +789,20 @@ class _Stream:
         self._open_traceback(line, m)
         assert self.draft is not None
         self.draft.ipython = True
+        self.draft.header_type = m.group("type")
         return True
 
     def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
         # A traceback whose head was cut off (common in pasted fragments).
         d = self._open(_tb_kind(line), line, TB)
         self._add_frame(d.block().frames, m)
+        return True
+
+    def _open_frame_cut(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A traceback cut above a frame line that a terminal wrapped: the record opens, the frame is
+        # read with the next line (_traceback).
+        self._open(_tb_kind(line), line, TB).new_block()
+        self.wrapped = line.text
         return True
 
     def _open_call_stack(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -842,6 +873,15 @@ class _Stream:
         if self.pending_gb is None:
             self.pending_gb = line.text.strip()
         self.state = SKIP
+        return True
+
+    def _open_dynamo_explanation(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A dynamo message without its exception line (`print(e)` of a caught Unsupported, a paste that starts
+        # inside it): its 2.7+ sections say what dynamo rejected, `from user code:` may follow.
+        d = self._open("partial", line, BODY, section="explanation")
+        d.new_block()
+        d.explanation.append(m.group("t"))
+        d.dynamo_body = d.structured = True
         return True
 
     def _open_wont_convert(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -1221,6 +1261,15 @@ def _clean_lead(lead: str | None) -> str | None:
     return lead or None
 
 
+def _unwrapped_frame(head: str, rest: str) -> re.Match[str] | None:
+    """A wrapped frame line put back together: `File "/p/x.py", li` + `ne 715, in f` (a terminal cuts at its
+    width, so the rest carries no prefix and may start with the blank it was cut at)."""
+    if not rest or rest.lstrip().startswith(("File ", "Traceback")):
+        return None
+    joined = head + rest
+    return FRAME.match(joined) or _FRAME_NOFUNC.match(joined)
+
+
 # What a line means in each state of an open record.
 _STATES = {
     TB: _Stream._traceback,
@@ -1237,6 +1286,7 @@ _STATES = {
 _OPENERS = {
     "traceback": _Stream._open_traceback,
     "frame": _Stream._open_frame,
+    "frame-cut": _Stream._open_frame_cut,
     "ipython-header": _Stream._open_ipython,
     "ipython-frame": _Stream._open_frame,
     "pytest-frame": _Stream._open_frame,
@@ -1250,6 +1300,7 @@ _OPENERS = {
     "item-advice-rest": _Stream._open_item_advice_rest,
     "wont-convert": _Stream._open_wont_convert,
     "graph-break-warning": _Stream._open_graph_break_warning,
+    "dynamo-explanation": _Stream._open_dynamo_explanation,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
     "recompile-body": _Stream._open_recompile_body,
