@@ -273,7 +273,7 @@ static PyObject *lines_of_interest(PyObject *self, PyObject *args)
 
 /* ---- Finder: the markers searched in the same pass ---------------------------------------------- */
 
-#define MAX_MARKERS 64
+#define MAX_MARKERS 128 /* bucket bounds are unsigned char (FinderObject.first) */
 #define BUCKETS 8
 #define FP 3 /* bytes of each marker the filter looks at */
 
@@ -943,7 +943,7 @@ static PyTypeObject FinderType = {
     .tp_basicsize = sizeof(FinderObject),
     .tp_dealloc = (destructor)finder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Finder(markers): finds the lines of a chunk that hold one of the markers (1 to 64 non-empty\n"
+    .tp_doc = "Finder(markers): finds the lines of a chunk that hold one of the markers (1 to 128 non-empty\n"
               "bytes without a newline), a control character or a dotted name, in one pass.",
     .tp_methods = finder_methods,
     .tp_new = finder_new,
