@@ -13,8 +13,8 @@
    Finder(markers).locate(chunk, portable=False, path=None)
        The same result with the markers found in the same pass, so the bytes are read once instead of
        twice (the two passes cost about the same). A Teddy-style filter flags the positions where a
-       marker may start: the markers are put in 8 buckets, and for each of four of their bytes (the
-       first three and the sixth, FP_AT) a table says which buckets allow a byte there (the AVX2 loop
+       marker may start: the markers are put in 8 buckets, and for each of five of their bytes (the
+       first three, the sixth and the ninth, FP_AT) a table says which buckets allow a byte there (the AVX2 loop
        looks a byte up by its two nibbles with byte shuffles, the AVX-512 one by its low 7 bits with
        byte permutes, which is about twice as fast). Only flagged positions are compared with the markers, byte for byte, and only in
        lines not found yet. PATHS names the loops this machine can run, fastest first; `path` picks
@@ -275,15 +275,17 @@ static PyObject *lines_of_interest(PyObject *self, PyObject *args)
 
 #define MAX_MARKERS 128 /* bucket bounds are unsigned char (FinderObject.first) */
 #define BUCKETS 8
-/* The bytes of a marker the filter looks at: its first three and its sixth. Three alone let every
-   `torch.`, `function`/`functools` and `_dynamo.` of a torch log through wherever a marker starts with
-   `tor`, `fun` or `_dy` (`torch 2.`, `function: '`, `_dynamo.exc`); the sixth byte tells most of them
-   apart. Measured on the 300 MB benchmark logs (the positions let through per MB, bucket tables exact
-   to 7 bits): 3 bytes gave 2,000 (traffic), 14,600 (start-up loop) and 21,900 (torch warnings); bytes
-   0, 1, 2 and 3 gave 270, 8,300, 15,700; 0, 1, 2 and 5 gave 270, 9,900, 11,400. */
-#define FP 4
-static const int FP_AT[FP] = {0, 1, 2, 5};
-#define REACH 5 /* FP_AT's last: a block is filtered with this many bytes after it */
+/* The bytes of a marker the filter looks at: its first three, its sixth and its ninth. Three alone
+   let every `torch.`, `function`/`functools` and `_dynamo.` of a torch log through wherever a marker
+   starts with `tor`, `fun` or `_dy` (`torch 2.`, `function: '`, `_dynamo.exc`); the sixth byte tells
+   most of them apart, the ninth `function: '` from `function` and `Dynamo produced` from `Dynamo
+   detected`. Measured on the 300 MB benchmark logs (positions let through per MB, bucket tables exact
+   to 7 bits; traffic, start-up loop, torch warnings): bytes 0-2 gave 2,000, 14,600, 21,900; 0-2 and 3
+   gave 270, 8,300, 15,700; 0-2 and 5 gave 270, 9,900, 11,400; 0-2, 5 and 8 gave 2, 6,500, 7,000. The
+   AVX2 loop looks at the first four of them (its byte shuffles cost more; interesting() looks at all). */
+#define FP 5
+static const int FP_AT[FP] = {0, 1, 2, 5, 8};
+#define REACH 8 /* FP_AT's last: a block is filtered with this many bytes after it */
 
 #if defined(__GNUC__) || defined(__clang__)
 static inline int ctz64(uint64_t x) { return __builtin_ctzll(x); }
@@ -489,7 +491,8 @@ static Py_ssize_t scan_blocks_portable(Scan *sc, int *ok)
         const unsigned char *b = s + i;
         unsigned any = 0, count = 0;
         for (int k = 0; k < BLOCK; k++) {
-            any |= f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]] & f->any[3][b[k + 5]];
+            any |= f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]] & f->any[3][b[k + 5]] &
+                   f->any[4][b[k + 8]];
             count += b[k] == '\n';
         }
         if (any) {
@@ -497,7 +500,7 @@ static Py_ssize_t scan_blocks_portable(Scan *sc, int *ok)
             for (int k = 0; k < BLOCK; k++) {
                 nlm |= (uint64_t)(b[k] == '\n') << k;
                 maybe |= (uint64_t)((f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]] &
-                                     f->any[3][b[k + 5]]) != 0) << k;
+                                     f->any[3][b[k + 5]] & f->any[4][b[k + 8]]) != 0) << k;
             }
             Py_ssize_t next = block_hits(sc, i, maybe, nlm);
             if (next < 0) {
@@ -626,14 +629,16 @@ static Py_ssize_t scan_blocks_avx512(Scan *sc, int *ok)
     const __m512i t1a = _mm512_loadu_si512(f->wide[1]), t1b = _mm512_loadu_si512(f->wide[1] + 64);
     const __m512i t2a = _mm512_loadu_si512(f->wide[2]), t2b = _mm512_loadu_si512(f->wide[2] + 64);
     const __m512i t3a = _mm512_loadu_si512(f->wide[3]), t3b = _mm512_loadu_si512(f->wide[3] + 64);
+    const __m512i t4a = _mm512_loadu_si512(f->wide[4]), t4b = _mm512_loadu_si512(f->wide[4] + 64);
     const __m512i ka = _mm512_loadu_si512(WIDE_CLASS), kb = _mm512_loadu_si512(WIDE_CLASS + 64);
     const __m512i kn = _mm512_loadu_si512(WIDE_NEXT), newline = _mm512_set1_epi8('\n');
     for (; i + BLOCK + REACH <= n; i += BLOCK) {
         const unsigned char *b = s + i;
         __m512i c = _mm512_loadu_si512(b), d = _mm512_loadu_si512(b + 1), e = _mm512_loadu_si512(b + 2);
-        __m512i g = _mm512_loadu_si512(b + 5);
+        __m512i g = _mm512_loadu_si512(b + 5), h = _mm512_loadu_si512(b + 8);
         __m512i t = _mm512_and_si512(_mm512_permutex2var_epi8(t0a, c, t0b), _mm512_permutex2var_epi8(t1a, d, t1b));
-        __m512i u = _mm512_and_si512(_mm512_permutex2var_epi8(t2a, e, t2b), _mm512_permutex2var_epi8(t3a, g, t3b));
+        __m512i u = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(t2a, e, t2b), _mm512_permutex2var_epi8(t3a, g, t3b),
+                                              _mm512_permutex2var_epi8(t4a, h, t4b), 0x80); /* all three */
         /* A byte >= 0x80 is neither a control character nor a dot (its low 7 bits could look like one). */
         __mmask64 ascii = ~_mm512_movepi8_mask(c);
         __m512i k = _mm512_and_si512(_mm512_maskz_permutex2var_epi8(ascii, ka, c, kb), _mm512_permutexvar_epi8(d, kn));
@@ -890,6 +895,7 @@ static PyObject *finder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         self->any[1][x] = (uint16_t)(self->fp[1][x] | 1 << 8 | (x >= 0x40 && x < 0x60) << 9);
         self->any[2][x] = (uint16_t)(self->fp[2][x] | 3 << 8);
         self->any[3][x] = (uint16_t)(self->fp[3][x] | 3 << 8);
+        self->any[4][x] = (uint16_t)(self->fp[4][x] | 3 << 8);
     }
     return (PyObject *)self;
 fail:
