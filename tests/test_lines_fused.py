@@ -218,20 +218,20 @@ def test_buffer_types():
 
 
 def test_invalid_markers():
-    for bad in ([], [b""], [b"a\nb"], [b"\n"], [b"ok"] * 65, [b"ok", b""]):
+    for bad in ([], [b""], [b"a\nb"], [b"\n"], [b"ok"] * 129, [b"ok", b""]):
         with pytest.raises(ValueError):
             _lines.Finder(bad)
     for bad in (["Traceback"], [b"ok", 3], b"ok", 3):
         with pytest.raises(TypeError):
             _lines.Finder(bad)
-    _lines.Finder([b"m%d" % k for k in range(64)])  # 64 is allowed
+    _lines.Finder([b"m%d" % k for k in range(128)])  # 128 is allowed
     _lines.Finder((b"tuple", b"works"))
 
 
 def test_many_markers():
-    markers = [b"m%02d_" % k for k in range(64)]
-    chunk = b"".join(b"line %d m%02d_\n" % (k, k) + b"filler " * 12 + b"\n" for k in range(0, 64, 3))
-    assert check(markers, chunk)[1] == list(range(0, 44, 2))
+    markers = [b"m%03d_" % k for k in range(128)]
+    chunk = b"".join(b"line %d m%03d_\n" % (k, k) + b"filler " * 12 + b"\n" for k in range(0, 128, 3))
+    assert check(markers, chunk)[1] == list(range(0, 86, 2))
 
 
 def test_samples():

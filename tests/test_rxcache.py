@@ -8,6 +8,7 @@ import marshal
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,20 @@ def texts() -> list[str]:
 
 
 def cache_file(cache) -> Path:
-    return Path(cache) / "crashlens" / f"regex-py{sys.version_info[0]}{sys.version_info[1]}.marshal"
+    engine = zlib.crc32(rxcache._engine_identity().encode("utf-8", "surrogateescape"))
+    return Path(cache) / "crashlens" / f"regex-py{sys.version_info[0]}{sys.version_info[1]}-{engine:08x}.marshal"
+
+
+def test_each_engine_keeps_its_own_file(tmp_path, monkeypatch):
+    """Two environments (two `regex` engine files) used in turn must not write over each other's kept
+    patterns: each would find the other's engine named in a shared file and compile everything again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("CRASHLENS_NO_CACHE", raising=False)
+    names = set()
+    for identity in ("3.11.7|/venv-a/regex/_regex.so|1|2", "3.11.7|/venv-b/regex/_regex.so|1|2"):
+        monkeypatch.setattr(rxcache, "_identity", identity)
+        names.add(rxcache._cache_file())
+    assert len(names) == 2 and all(n.startswith(str(tmp_path)) for n in names)
 
 
 def test_kept_patterns_are_what_regex_compile_hands_its_engine(tmp_path):

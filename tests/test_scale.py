@@ -480,6 +480,27 @@ def test_too_many_markers_give_way_to_fewer_broader_ones(monkeypatch) -> None:
         assert all(any(a in c for a in pf.markers) for c in cover) or any(a in r.trigger.encode() for a in pf.markers)
 
 
+def test_the_shipped_catalog_fits_the_native_locator() -> None:
+    """Every fact rule of the shipped catalog is looked for by its covering literals, not by its broader
+    trigger: with one marker more than the native locator took, the FlashInfer-version rule was looked
+    for as `flashinfer`, and every line naming FlashInfer was fed to the pipeline while its fact was
+    unknown (a start-up loop's `Use flashinfer backend`, 8 ranks a launch)."""
+    from crashlens.catalog import covering_literals_of
+    from crashlens.prefilter import anchor
+
+    from crashlens.traceback import RECORD_START_MARKERS
+
+    cat = get_catalog([])
+    pf = Prefilter(cat)
+    always = {anchor(m) for m in (*RECORD_START_MARKERS, *(b.trigger.encode() for b in cat.banners))}
+    for r in cat.facts:
+        cover = [c.encode() for c in covering_literals_of(r.pattern.source) or ()]
+        trigger = r.trigger.encode()
+        if cover and trigger not in always and trigger not in {anchor(c) for c in cover}:
+            assert trigger not in pf.markers, r.trigger
+            assert all(any(m in c for m in pf.markers) for c in cover), r.trigger
+
+
 def test_a_fact_pattern_runs_only_on_lines_that_can_state_its_fact(monkeypatch) -> None:
     """A torch traceback names torch on most of its lines, and the torch-version rule's trigger is
     `torch`: its pattern (0.2 ms a search on a long line) must run only where the line holds what every

@@ -13,10 +13,10 @@
    Finder(markers).locate(chunk, portable=False, path=None)
        The same result with the markers found in the same pass, so the bytes are read once instead of
        twice (the two passes cost about the same). A Teddy-style filter flags the positions where a
-       marker may start: the markers are put in 8 buckets, and for each of their first three bytes a
-       table says which buckets allow a byte there (the AVX2 loop looks a byte up by its two nibbles
-       with byte shuffles, the AVX-512 one by its low 6 or 7 bits with byte permutes, which is about
-       twice as fast). Only flagged positions are compared with the markers, byte for byte, and only in
+       marker may start: the markers are put in 8 buckets, and for each of five of their bytes (the
+       first three, the sixth and the ninth, FP_AT) a table says which buckets allow a byte there (the AVX2 loop
+       looks a byte up by its two nibbles with byte shuffles, the AVX-512 one by its low 7 bits with
+       byte permutes, which is about twice as fast). Only flagged positions are compared with the markers, byte for byte, and only in
        lines not found yet. PATHS names the loops this machine can run, fastest first; `path` picks
        one, `portable=True` the plain C one (the tests run them all).
 
@@ -273,9 +273,19 @@ static PyObject *lines_of_interest(PyObject *self, PyObject *args)
 
 /* ---- Finder: the markers searched in the same pass ---------------------------------------------- */
 
-#define MAX_MARKERS 64
+#define MAX_MARKERS 128 /* bucket bounds are unsigned char (FinderObject.first) */
 #define BUCKETS 8
-#define FP 3 /* bytes of each marker the filter looks at */
+/* The bytes of a marker the filter looks at: its first three, its sixth and its ninth. Three alone
+   let every `torch.`, `function`/`functools` and `_dynamo.` of a torch log through wherever a marker
+   starts with `tor`, `fun` or `_dy` (`torch 2.`, `function: '`, `_dynamo.exc`); the sixth byte tells
+   most of them apart, the ninth `function: '` from `function` and `Dynamo produced` from `Dynamo
+   detected`. Measured on the 300 MB benchmark logs (positions let through per MB, bucket tables exact
+   to 7 bits; traffic, start-up loop, torch warnings): bytes 0-2 gave 2,000, 14,600, 21,900; 0-2 and 3
+   gave 270, 8,300, 15,700; 0-2 and 5 gave 270, 9,900, 11,400; 0-2, 5 and 8 gave 2, 6,500, 7,000. The
+   AVX2 loop looks at the first four of them (its byte shuffles cost more; interesting() looks at all). */
+#define FP 5
+static const int FP_AT[FP] = {0, 1, 2, 5, 8};
+#define REACH 8 /* FP_AT's last: a block is filtered with this many bytes after it */
 
 #if defined(__GNUC__) || defined(__clang__)
 static inline int ctz64(uint64_t x) { return __builtin_ctzll(x); }
@@ -317,16 +327,18 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    /* The filter. Bucket b allows byte x at position j of a marker start when bit b is set in both
-       lo[j][x & 15] and hi[j][x >> 4]; a bucket allows every byte at a position past the end of one of
-       its markers. fp[j][x] is the two lookups done once. */
+    /* The filter. Bucket b allows byte x at byte FP_AT[j] of a marker start when bit b of fp[j][x] is
+       set: one of its markers has that byte there, or is too short to reach it. The AVX2 loop looks a
+       byte up by its nibbles: lo[j][x & 15] and hi[j][x >> 4] both have bit b set (what fp allows, and
+       maybe more). */
     unsigned char lo[FP][16], hi[FP][16], fp[FP][256];
     /* The AVX2 loop may look the low nibble up with the byte itself (a byte >= 0x80 gives no bucket)
-       when every marker is at least FP bytes long and their first FP bytes are ASCII. */
+       when every marker is at least 3 bytes long and their first 3 bytes are ASCII (the sixth byte is
+       always masked). */
     int ascii;
-    /* fp folded for the AVX-512 loop, whose byte lookups use the low 7 bits of a byte (wide0) or the low
-       6 (wide1, wide2): an entry allows what fp allows for any byte that shares those bits. */
-    unsigned char wide0[128], wide1[64], wide2[64];
+    /* fp folded for the AVX-512 loop, whose byte lookups use the low 7 bits of a byte: an entry allows
+       what fp allows for either byte with those bits. */
+    unsigned char wide[FP][128];
     /* For the portable loop: fp in the low byte, and in the high byte bit 0 = control character (at
        position 0; any byte after it), bit 1 = '.' followed by a byte from 0x40 to 0x5f. A position
        may be of interest where the three entries have a bit in common. */
@@ -386,8 +398,8 @@ static int interesting(const FinderObject *f, const unsigned char *s, Py_ssize_t
         return 1;
     unsigned buckets = f->fp[0][c];
     for (int j = 1; j < FP && buckets; j++)
-        if (pos + j < n)
-            buckets &= f->fp[j][s[pos + j]];
+        if (pos + FP_AT[j] < n)
+            buckets &= f->fp[j][s[pos + FP_AT[j]]];
     return buckets && marker_at(f, s, n, pos, buckets);
 }
 
@@ -421,7 +433,11 @@ static Py_ssize_t found_line(Scan *sc, Py_ssize_t line, Py_ssize_t start, Py_ssi
    interest is found once, in order (found_line); sc->nl is left as it was. Returns where the scan goes
    on: the next block, or the newline of a line found here that ends past it (nothing else in a line
    found needs a look, and the blocks it spans hold no newline); -1 when out of memory. */
-static Py_ssize_t block_hits(Scan *sc, Py_ssize_t i, uint64_t maybe, uint64_t nlm)
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline)) /* into the AVX loops, whose popcnt target makes popcount64 one instruction:
+                                  called, it went to libgcc's __popcountdi2 (7% of the pass on warnings) */
+#endif
+static inline Py_ssize_t block_hits(Scan *sc, Py_ssize_t i, uint64_t maybe, uint64_t nlm)
 {
     maybe &= ~nlm; /* a newline is never of interest (the filters may let one through) */
     while (maybe) {
@@ -464,25 +480,27 @@ static int scan_tail(Scan *sc, Py_ssize_t from)
     return 1;
 }
 
-/* The whole blocks (each with FP - 1 bytes after it to look at) without SIMD; returns where they end.
+/* The whole blocks (each with REACH bytes after it to look at) without SIMD; returns where they end.
    A block is first looked at for anything at all, and only then bit by bit. */
 static Py_ssize_t scan_blocks_portable(Scan *sc, int *ok)
 {
     const FinderObject *f = sc->f;
     const unsigned char *s = sc->s;
     Py_ssize_t i = 0;
-    for (; i + BLOCK + FP - 1 <= sc->n; i += BLOCK) {
+    for (; i + BLOCK + REACH <= sc->n; i += BLOCK) {
         const unsigned char *b = s + i;
         unsigned any = 0, count = 0;
         for (int k = 0; k < BLOCK; k++) {
-            any |= f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]];
+            any |= f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]] & f->any[3][b[k + 5]] &
+                   f->any[4][b[k + 8]];
             count += b[k] == '\n';
         }
         if (any) {
             uint64_t nlm = 0, maybe = 0;
             for (int k = 0; k < BLOCK; k++) {
                 nlm |= (uint64_t)(b[k] == '\n') << k;
-                maybe |= (uint64_t)((f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]]) != 0) << k;
+                maybe |= (uint64_t)((f->any[0][b[k]] & f->any[1][b[k + 1]] & f->any[2][b[k + 2]] &
+                                     f->any[3][b[k + 5]] & f->any[4][b[k + 8]]) != 0) << k;
             }
             Py_ssize_t next = block_hits(sc, i, maybe, nlm);
             if (next < 0) {
@@ -501,20 +519,22 @@ static Py_ssize_t scan_blocks_portable(Scan *sc, int *ok)
 }
 
 #ifdef HAVE_AVX2_PATH
-/* The filter over 32 bytes at b (reading up to b + 33): a non-zero byte where a marker may start, a
+/* The filter over 32 bytes at b (reading up to b + 36): a non-zero byte where a marker may start, a
    control character is, or a '.' is followed by a byte from 0x40 to 0x5f (a dotted name's capital or
    '_'). ASCII: see FinderObject.ascii. */
 __attribute__((target("avx2,popcnt"), always_inline))
 static inline __m256i maybe32(const unsigned char *b, int ascii, __m256i nib,
                               __m256i l0, __m256i h0, __m256i l1, __m256i h1, __m256i l2, __m256i h2,
-                              __m256i lc, __m256i hc, __m256i hd)
+                              __m256i l3, __m256i h3, __m256i lc, __m256i hc, __m256i hd)
 {
     __m256i c = _mm256_loadu_si256((const __m256i *)b);
     __m256i d = _mm256_loadu_si256((const __m256i *)(b + 1));
     __m256i e = _mm256_loadu_si256((const __m256i *)(b + 2));
+    __m256i g = _mm256_loadu_si256((const __m256i *)(b + 5));
     __m256i ch = _mm256_and_si256(_mm256_srli_epi16(c, 4), nib);
     __m256i dh = _mm256_and_si256(_mm256_srli_epi16(d, 4), nib);
     __m256i eh = _mm256_and_si256(_mm256_srli_epi16(e, 4), nib);
+    __m256i gh = _mm256_and_si256(_mm256_srli_epi16(g, 4), nib), gl = _mm256_and_si256(g, nib);
     __m256i cl = c, dl = d, el = e;
     if (!ascii) {
         cl = _mm256_and_si256(c, nib);
@@ -524,7 +544,8 @@ static inline __m256i maybe32(const unsigned char *b, int ascii, __m256i nib,
     __m256i t0 = _mm256_and_si256(_mm256_shuffle_epi8(l0, cl), _mm256_shuffle_epi8(h0, ch));
     __m256i t1 = _mm256_and_si256(_mm256_shuffle_epi8(l1, dl), _mm256_shuffle_epi8(h1, dh));
     __m256i t2 = _mm256_and_si256(_mm256_shuffle_epi8(l2, el), _mm256_shuffle_epi8(h2, eh));
-    __m256i t = _mm256_and_si256(_mm256_and_si256(t0, t1), t2);
+    __m256i t3 = _mm256_and_si256(_mm256_shuffle_epi8(l3, gl), _mm256_shuffle_epi8(h3, gh));
+    __m256i t = _mm256_and_si256(_mm256_and_si256(t0, t1), _mm256_and_si256(t2, t3));
     /* Control characters and dots, classified by nibbles the same way (see CLASS_LO); c itself indexes
        the low-nibble table since every class byte is below 0x80. */
     __m256i k = _mm256_and_si256(_mm256_shuffle_epi8(lc, c), _mm256_shuffle_epi8(hc, ch));
@@ -547,14 +568,14 @@ static inline Py_ssize_t scan_blocks_avx2_(Scan *sc, int *ok, int ascii)
     Py_ssize_t n = sc->n, nl = sc->nl, i = 0;
 #define TABLE(t) _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(t)))
     const __m256i l0 = TABLE(f->lo[0]), h0 = TABLE(f->hi[0]), l1 = TABLE(f->lo[1]), h1 = TABLE(f->hi[1]);
-    const __m256i l2 = TABLE(f->lo[2]), h2 = TABLE(f->hi[2]);
+    const __m256i l2 = TABLE(f->lo[2]), h2 = TABLE(f->hi[2]), l3 = TABLE(f->lo[3]), h3 = TABLE(f->hi[3]);
     const __m256i lc = TABLE(CLASS_LO), hc = TABLE(CLASS_HI), hd = TABLE(NEXT_HI);
 #undef TABLE
     const __m256i nib = _mm256_set1_epi8(0x0f), newline = _mm256_set1_epi8('\n'), zero = _mm256_setzero_si256();
-    for (; i + BLOCK + FP - 1 <= n; i += BLOCK) {
+    for (; i + BLOCK + REACH <= n; i += BLOCK) {
         const unsigned char *b = s + i;
-        __m256i m0 = maybe32(b, ascii, nib, l0, h0, l1, h1, l2, h2, lc, hc, hd);
-        __m256i m1 = maybe32(b + 32, ascii, nib, l0, h0, l1, h1, l2, h2, lc, hc, hd);
+        __m256i m0 = maybe32(b, ascii, nib, l0, h0, l1, h1, l2, h2, l3, h3, lc, hc, hd);
+        __m256i m1 = maybe32(b + 32, ascii, nib, l0, h0, l1, h1, l2, h2, l3, h3, lc, hc, hd);
         uint64_t nlm = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)b), newline));
         nlm |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(b + 32)), newline)) << 32;
         __m256i m = _mm256_or_si256(m0, m1);
@@ -596,26 +617,32 @@ static Py_ssize_t scan_blocks_avx2(Scan *sc, int *ok)
 static unsigned char WIDE_CLASS[128], WIDE_NEXT[64];
 
 /* The same as scan_blocks_avx2 with AVX-512 (BW and VBMI), where the CPU has it: a block is one
-   vector, and a byte permute looks each byte up in a table of 64 or 128 entries, so the filter needs no
-   nibbles. About twice the speed of the AVX2 loop. */
+   vector, and a two-table byte permute looks each byte up in a table of 128 entries, so the filter
+   needs no nibbles. About twice the speed of the AVX2 loop. */
 __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt")))
 static Py_ssize_t scan_blocks_avx512(Scan *sc, int *ok)
 {
     const FinderObject *f = sc->f;
     const unsigned char *s = sc->s;
     Py_ssize_t n = sc->n, nl = sc->nl, i = 0;
-    const __m512i t0a = _mm512_loadu_si512(f->wide0), t0b = _mm512_loadu_si512(f->wide0 + 64);
-    const __m512i t1 = _mm512_loadu_si512(f->wide1), t2 = _mm512_loadu_si512(f->wide2);
+    const __m512i t0a = _mm512_loadu_si512(f->wide[0]), t0b = _mm512_loadu_si512(f->wide[0] + 64);
+    const __m512i t1a = _mm512_loadu_si512(f->wide[1]), t1b = _mm512_loadu_si512(f->wide[1] + 64);
+    const __m512i t2a = _mm512_loadu_si512(f->wide[2]), t2b = _mm512_loadu_si512(f->wide[2] + 64);
+    const __m512i t3a = _mm512_loadu_si512(f->wide[3]), t3b = _mm512_loadu_si512(f->wide[3] + 64);
+    const __m512i t4a = _mm512_loadu_si512(f->wide[4]), t4b = _mm512_loadu_si512(f->wide[4] + 64);
     const __m512i ka = _mm512_loadu_si512(WIDE_CLASS), kb = _mm512_loadu_si512(WIDE_CLASS + 64);
     const __m512i kn = _mm512_loadu_si512(WIDE_NEXT), newline = _mm512_set1_epi8('\n');
-    for (; i + BLOCK + FP - 1 <= n; i += BLOCK) {
+    for (; i + BLOCK + REACH <= n; i += BLOCK) {
         const unsigned char *b = s + i;
         __m512i c = _mm512_loadu_si512(b), d = _mm512_loadu_si512(b + 1), e = _mm512_loadu_si512(b + 2);
-        __m512i t = _mm512_and_si512(_mm512_permutex2var_epi8(t0a, c, t0b), _mm512_permutexvar_epi8(d, t1));
+        __m512i g = _mm512_loadu_si512(b + 5), h = _mm512_loadu_si512(b + 8);
+        __m512i t = _mm512_and_si512(_mm512_permutex2var_epi8(t0a, c, t0b), _mm512_permutex2var_epi8(t1a, d, t1b));
+        __m512i u = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(t2a, e, t2b), _mm512_permutex2var_epi8(t3a, g, t3b),
+                                              _mm512_permutex2var_epi8(t4a, h, t4b), 0x80); /* all three */
         /* A byte >= 0x80 is neither a control character nor a dot (its low 7 bits could look like one). */
         __mmask64 ascii = ~_mm512_movepi8_mask(c);
         __m512i k = _mm512_and_si512(_mm512_maskz_permutex2var_epi8(ascii, ka, c, kb), _mm512_permutexvar_epi8(d, kn));
-        __m512i any = _mm512_ternarylogic_epi32(t, _mm512_permutexvar_epi8(e, t2), k, 0xea); /* (t & t2) | k */
+        __m512i any = _mm512_ternarylogic_epi32(t, u, k, 0xea); /* (t & u) | k */
         uint64_t maybe = _mm512_test_epi8_mask(any, any);
         uint64_t nlm = _mm512_cmpeq_epi8_mask(c, newline);
         if (maybe) {
@@ -669,29 +696,34 @@ static double byte_weight(int x)
 }
 
 typedef struct {
-    uint16_t lo[FP], hi[FP]; /* nibbles allowed at each position */
+    uint64_t set[FP][2]; /* the low 7 bits of the bytes allowed at each looked-at byte (the AVX-512 lookup) */
 } Shape;
 
 static void shape_add(Shape *sh, const unsigned char *m, Py_ssize_t len)
 {
     for (int j = 0; j < FP; j++) {
-        if (j < len) {
-            sh->lo[j] |= (uint16_t)(1u << (m[j] & 15));
-            sh->hi[j] |= (uint16_t)(1u << (m[j] >> 4));
+        if (FP_AT[j] < len) {
+            int x = m[FP_AT[j]] & 127;
+            sh->set[j][x >> 6] |= (uint64_t)1 << (x & 63);
         } else {
-            sh->lo[j] = sh->hi[j] = 0xffff;
+            sh->set[j][0] = sh->set[j][1] = ~(uint64_t)0;
         }
     }
 }
 
-static double shape_cost(const Shape *sh, const double *w)
+/* w7[x]: the weight of the bytes whose low 7 bits are x (they sum to 1). A bucket's cost is looked at
+   ~30,000 times as the markers are placed: over the bits set, not the 128 entries (a Finder is built
+   for every scan, and again whenever start-up facts retire markers). */
+static double shape_cost(const Shape *sh, const double *w7)
 {
     double cost = 1;
     for (int j = 0; j < FP; j++) {
+        if (!~sh->set[j][0] && !~sh->set[j][1])
+            continue; /* every byte: p = 1 */
         double p = 0;
-        for (int x = 0; x < 256; x++)
-            if ((sh->lo[j] >> (x & 15)) & (sh->hi[j] >> (x >> 4)) & 1)
-                p += w[x];
+        for (int h = 0; h < 2; h++)
+            for (uint64_t bits = sh->set[j][h]; bits; bits &= bits - 1)
+                p += w7[h * 64 + ctz64(bits)];
         cost *= p;
     }
     return cost; /* 0 for an empty bucket */
@@ -701,11 +733,11 @@ static double shape_cost(const Shape *sh, const double *w)
    while a move lowers the total (a few rounds). Markers that share first bytes end up together. */
 static void assign_buckets(const Marker *markers, int count, int *bucket)
 {
-    double w[256], total = 0;
+    double w[128] = {0}, total = 0;
     for (int x = 0; x < 256; x++)
-        total += w[x] = byte_weight(x);
+        total += byte_weight(x);
     for (int x = 0; x < 256; x++)
-        w[x] /= total;
+        w[x & 127] += byte_weight(x) / total;
     Shape sh[BUCKETS];
     double cost[BUCKETS];
     memset(sh, 0, sizeof sh);
@@ -834,32 +866,36 @@ static PyObject *finder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             self->markers[placed] = given[k];
             const Marker *m = &self->markers[placed++];
             for (int j = 0; j < FP; j++) {
-                if (j < m->len) {
-                    self->lo[j][m->bytes[j] & 15] |= (unsigned char)(1u << b);
-                    self->hi[j][m->bytes[j] >> 4] |= (unsigned char)(1u << b);
-                    if (m->bytes[j] >= 0x80)
+                unsigned char bit = (unsigned char)(1u << b);
+                if (FP_AT[j] < m->len) {
+                    unsigned char x = m->bytes[FP_AT[j]];
+                    self->fp[j][x] |= bit;
+                    self->lo[j][x & 15] |= bit;
+                    self->hi[j][x >> 4] |= bit;
+                    if (x >= 0x80 && j < 3)
                         self->ascii = 0;
                 } else {
+                    for (int x = 0; x < 256; x++)
+                        self->fp[j][x] |= bit;
                     for (int x = 0; x < 16; x++) {
-                        self->lo[j][x] |= (unsigned char)(1u << b);
-                        self->hi[j][x] |= (unsigned char)(1u << b);
+                        self->lo[j][x] |= bit;
+                        self->hi[j][x] |= bit;
                     }
-                    self->ascii = 0;
+                    if (j < 3)
+                        self->ascii = 0;
                 }
             }
         }
     }
     self->first[BUCKETS] = (unsigned char)placed;
-    for (int j = 0; j < FP; j++)
-        for (int x = 0; x < 256; x++)
-            self->fp[j][x] = self->lo[j][x & 15] & self->hi[j][x >> 4];
     for (int x = 0; x < 256; x++) {
-        self->wide0[x & 127] |= self->fp[0][x];
-        self->wide1[x & 63] |= self->fp[1][x];
-        self->wide2[x & 63] |= self->fp[2][x];
+        for (int j = 0; j < FP; j++)
+            self->wide[j][x & 127] |= self->fp[j][x];
         self->any[0][x] = (uint16_t)(self->fp[0][x] | is_control((unsigned char)x) << 8 | (x == '.') << 9);
         self->any[1][x] = (uint16_t)(self->fp[1][x] | 1 << 8 | (x >= 0x40 && x < 0x60) << 9);
         self->any[2][x] = (uint16_t)(self->fp[2][x] | 3 << 8);
+        self->any[3][x] = (uint16_t)(self->fp[3][x] | 3 << 8);
+        self->any[4][x] = (uint16_t)(self->fp[4][x] | 3 << 8);
     }
     return (PyObject *)self;
 fail:
@@ -943,7 +979,7 @@ static PyTypeObject FinderType = {
     .tp_basicsize = sizeof(FinderObject),
     .tp_dealloc = (destructor)finder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Finder(markers): finds the lines of a chunk that hold one of the markers (1 to 64 non-empty\n"
+    .tp_doc = "Finder(markers): finds the lines of a chunk that hold one of the markers (1 to 128 non-empty\n"
               "bytes without a newline), a control character or a dotted name, in one pass.",
     .tp_methods = finder_methods,
     .tp_new = finder_new,

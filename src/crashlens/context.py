@@ -74,6 +74,11 @@ class FactCollector:
         self._span: tuple[str, int, str] | None = None  # (source, line, level) of an open marked record
 
     @property
+    def pending(self) -> bool:
+        """Lines that hold a trigger were noted and not worked through yet (reading `facts` does it)."""
+        return bool(self._noted)
+
+    @property
     def facts(self) -> Facts:
         if self._noted:
             self._work_through()

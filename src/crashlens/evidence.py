@@ -233,7 +233,7 @@ RULES: tuple[Rule, ...] = (
     Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
                        b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]", b"torchdynamo.convert_frame: [WARNING]"), _ANY,
          when=_torch_compile_logger, in_prefix=True),
-    # A WARNING of FINDING_LOGGERS. Its markers are broad, so that the native locator's 64 slots still hold
+    # A WARNING of FINDING_LOGGERS. Its markers are broad, so that the native locator's 128 slots still hold
     # every marker (more would push the fact rules to broader triggers): each such line names
     # `torch._dynamo.exc`, `exc.py:` or `higher_order_ops` in its prefix.
     Rule("finding-log", (b"_dynamo.exc", b"_dynamo/exc.py", b"higher_order_ops"), _ANY,

@@ -56,7 +56,7 @@ _SHAPE = bytes(0 if b in _CONTROLS else 0x30 if b in _DIGITS else b for b in ran
 CONTROL_MARK = b"\x00"  # what every control character is in a shape
 _ZERO_DIGITS = str.maketrans("0123456789", "0000000000")
 MAX_SHAPES = 1 << 16  # shapes remembered; a log of unique lines must not grow memory
-MAX_MARKERS = 64  # what _lines.c's Finder takes
+MAX_MARKERS = 128  # what _lines.c's Finder takes
 
 # Where RecordExtractor routes a line (traceback.RecordExtractor._route): its rank, "" for a prefixed
 # line without one, and for an unprefixed line (None) the stream whose record it continues.
