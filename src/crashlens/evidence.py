@@ -195,7 +195,8 @@ RULES: tuple[Rule, ...] = (
     Rule("traceback", (b"Traceback",), TB_START),
     # a traceback whose head was cut off. Its marker is `File ` and not `File "`: a paste that went through
     # smart quotes holds `File “` (frame.py turns it back), and this one marker also covers the IPython
-    # frames' `File /`, `File ~`, `File <` (one marker instead of four: each marker the native locator holds costs its filter)
+    # frames' `File /`, `File ~`, `File <` (one marker instead of four: each marker the native locator
+    # holds costs its filter)
     Rule("frame", (b"File ",), FRAME, first=" \tF"),
     Rule("frame-cut", (b"File ",), FRAME_CUT, first=" \tF"),  # ... whose first frame line was wrapped
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
