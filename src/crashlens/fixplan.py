@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The fix kinds, best first when several could be made for one crash.
-KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "where", "guard",
-         "disable")
+KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "move-to-init", "where",
+         "guard", "disable")
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
                    "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.", "torchdynamo.", "torchinductor.")
@@ -71,6 +71,7 @@ def _load_toml(path: Path) -> dict[str, Any]:
 
 _TEMPLATES: list[dict[str, Any]] = []
 _SHAPES: list[dict[str, Any]] = []
+_CONSTANTS: list[dict[str, Any]] = []
 
 
 def _patches_dir() -> Path:
@@ -87,6 +88,13 @@ def shape_rules() -> list[dict[str, Any]]:
     if not _SHAPES:
         _SHAPES.extend(_load_toml(_patches_dir() / "shapes.toml").get("rule", []))
     return _SHAPES
+
+
+def process_constants() -> list[dict[str, Any]]:
+    """signatures/patches/constants.toml: calls whose result is fixed for the life of the process."""
+    if not _CONSTANTS:
+        _CONSTANTS.extend(_load_toml(_patches_dir() / "constants.toml").get("constant", []))
+    return _CONSTANTS
 
 
 def version_tuple(v: str | None) -> tuple[int, ...]:
@@ -286,8 +294,8 @@ def _order(d: Diagnosis, library: bool = False) -> list[str]:
     culprit is in a library the user's code calls, the opaque op at that call comes first: it changes the
     user's code only, and removes every blocker below the entry at once."""
     by_fix = {"custom-op": ["register-fake", "custom-op"],
-              "precompute": ["assume-constant", "move-import", "move-to-module", "guard"],
-              "rewrite": ["where", "move-to-module", "guard"], "decorate": ["disable"]}
+              "precompute": ["assume-constant", "move-import", "move-to-module", "move-to-init", "guard"],
+              "rewrite": ["where", "move-to-module", "move-to-init", "guard"], "decorate": ["disable"]}
     out: list[str] = []
     if d.signature == "missing-fake-impl":
         out.append("register-fake")
@@ -1119,9 +1127,10 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     if fn is None:
         raise PlanError("the statement is at module level")
     group: list[ast.stmt] | None
-    if isinstance(stmt, ast.If) and where.line == stmt.lineno and _reports_only(stmt, fn):
-        # `if torch.isnan(y).any(): logger.warning(...)`: a check that only reports; under compile the
-        # whole check is skipped (its test is what dynamo could not branch on)
+    if isinstance(stmt, ast.If) and where.line == stmt.lineno and (_reports_only(stmt, fn) or _copies_only(stmt, fn)):
+        # `if torch.isnan(y).any(): logger.warning(...)`: a check that only reports; `if x.data_ptr() % 64:
+        # x = x.contiguous().clone()`: one that only copies. Under compile the whole check is skipped (its
+        # test is what dynamo could not trace or branch on); no value changes
         group = [stmt]
     elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.FunctionDef, ast.ClassDef,
                            ast.Return, ast.Import, ast.ImportFrom)):
@@ -1290,6 +1299,46 @@ def _reports_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> b
     return bool(node.body) and ok(node.body) and ok(node.orelse)
 
 
+# Methods that give a tensor with the same values: a copy, another memory layout.
+_SAME_VALUES = frozenset({"contiguous", "clone", "detach"})
+
+
+def _copies_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`if x.data_ptr() % 64 != 0 or not x.is_contiguous(): x = x.contiguous().clone()`: an `if` whose branches
+    only rebind a name to a copy of itself (same values, another layout or storage), when nothing in the
+    function changes that name's tensor in place afterwards (skipping the copy would then change the
+    caller's tensor)."""
+    names: set[str] = set()
+
+    def ok(body: list[ast.stmt]) -> bool:
+        for st in body:
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+                return False
+            target, v = st.targets[0].id, st.value
+            if not isinstance(v, ast.Call):
+                return False
+            while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _SAME_VALUES \
+                    and not v.args and all(k.arg == "memory_format" for k in v.keywords):
+                v = v.func.value
+            if not (isinstance(v, ast.Name) and v.id == target):
+                return False
+            names.add(target)
+        return True
+
+    if not node.body or not ok(node.body) or not ok(node.orelse):
+        return False
+    after = [n for n in ast.walk(fn) if getattr(n, "lineno", 0) > (node.end_lineno or node.lineno)]
+    for n in after:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+                and not n.func.attr.startswith("_") and _root_name(n.func.value) in names:
+            return False  # `x.mul_(2)`: in place
+        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store) and _root_name(n.value) in names:
+            return False  # `x[0] = ...`
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in names:
+            return False  # `x += y` is in place on a tensor
+    return True
+
+
 def _bookkeeping_stores(block: ast.With) -> set[str] | None:
     """The local names a `with` block stores, when its body is only calls and stores (no return, branch,
     loop or nested function); None otherwise."""
@@ -1376,7 +1425,97 @@ def _plan_move_to_module(s: Situation, loc: Locator) -> Plan | None:
         return None
     if isinstance(stmt, ast.ClassDef):
         return _move_class(s, where, tree, fn, stmt)
+    probe = _hoist_constant_probe(s, where, tree, fn, stmt)
+    if probe is not None:
+        return probe
     return _first_of_pairs(s, loc, _hoist_call_for)
+
+
+def _import_aliases(tree: ast.Module) -> dict[str, str]:
+    """What each name bound by a module-level import stands for: `import os as o` -> {"o": "os"},
+    `from os import cpu_count` -> {"cpu_count": "os.cpu_count"}."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for al in node.names:
+                if al.asname:
+                    out[al.asname] = al.name
+                else:
+                    root = al.name.split(".")[0]
+                    out[root] = root
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for al in node.names:
+                out[al.asname or al.name] = f"{node.module}.{al.name}"
+    return out
+
+
+def _dotted(func: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    parts.append(func.id)
+    return ".".join(reversed(parts))
+
+
+def _hoist_constant_probe(s: Situation, where: Located, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                          stmt: ast.stmt) -> Plan | None:
+    """`n = min(os.cpu_count() or 1, x.shape[0])`: a call of the catalog's process constants (a machine or
+    interpreter fact, signatures/patches/constants.toml) with constant arguments, that dynamo cannot trace,
+    computed once at module level; the statement reads the value. Its other parts stay as they were."""
+    known = {c["call"]: c for c in process_constants()}
+    aliases = _import_aliases(tree)
+    local = _function_locals(fn)
+    consts = _module_constants(tree)
+    callee = s.diagnosis.callee or ""
+    found: list[tuple[ast.Call, str]] = []
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Call) or not _owner(fn, node):
+            continue
+        name = _dotted(node.func)
+        if name is None:
+            continue
+        root, _, rest = name.partition(".")
+        if root in local or root not in aliases:
+            continue
+        canonical = aliases[root] + ("." + rest if rest else "")
+        entry = known.get(canonical)
+        if entry is None:
+            continue
+        if callee and callee not in (canonical, *entry.get("dynamo", [])) \
+                and callee.rsplit(".", 1)[-1] != canonical.rsplit(".", 1)[-1]:
+            continue  # a probe, but not the call dynamo stopped at
+        if not all(_literal(x) or (isinstance(x, ast.Name) and x.id in consts) for _, x in _call_items(node)):
+            raise PlanError(f"`{ast.unparse(node)}` passes values known only at run time: it cannot move to module level")
+        found.append((node, canonical))
+    if not found or len({ast.unparse(c) for c, _ in found}) != 1:
+        return None  # none, or several different probes: one change per round, by hand when unclear
+    call, canonical = found[0]
+    call_text = ast.unparse(call)
+    text = _read(where.path)
+    nl = _newline(text)
+    name = f"_CRASHLENS_{_ident(canonical).upper()}"
+    new_text = text
+    for node, _ in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset), reverse=True):
+        new_text = _replace_span(new_text, node, name)
+    new_tree = ast.parse(new_text)
+    top = _top_level_of(new_tree, fn.lineno)
+    if top is None:
+        return None
+    lines = _lines(new_text)
+    after = top.end_lineno or top.lineno
+    stmt_text = fill(_need("hoist-call", s.torch), name=name, call=call_text, function=fn.name)
+    lines = lines[:after] + [nl, nl, stmt_text + nl] + lines[after:]
+    new_text = "".join(lines)
+    rel = f"{_rel(where.path)}:{where.line}"
+    why = known[canonical].get("why", "")
+    return Plan("move-to-module", f"Call `{call_text}` once at module level instead of in `{fn.name}` ({rel})",
+                (f"{rel}: `{call_text}` becomes `{name}`, computed when the module loads"
+                 + (f" ({why})" if why else ""),) + ((where.moved,) if where.moved else ()),
+                (FileEdit(where.path, text, new_text),), f"hoist:{where.path}:{name}", s.diagnosis.id,
+                s.diagnosis.signature)
 
 
 def _move_class(s: Situation, where: Located, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -1464,6 +1603,106 @@ def _hoist_call_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pl
                 s.diagnosis.signature)
 
 
+# Calls whose result depends on a random stream: lazy setup that draws from one cannot move to __init__
+# without changing what the program computes (it would draw earlier, before the caller's seeding).
+_RANDOM_DRAW = re.compile(r"\b(?:rand\w*|random\w*|normal_?|uniform_?|bernoulli_?|multinomial|Generator|"
+                          r"manual_seed|seed|shuffle|choice|sample|dropout\w*|\w+_init|init\.\w+)\b")
+
+
+def _lazy_attr(test: ast.expr) -> str | None:
+    """`self.handle is None` / `not hasattr(self, "handle")`: the attribute a lazy set-up fills in, or None."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        left = test.left
+        if isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self":
+            return left.attr
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call):
+        c = test.operand
+        if isinstance(c.func, ast.Name) and c.func.id == "hasattr" and len(c.args) == 2 \
+                and isinstance(c.args[0], ast.Name) and c.args[0].id == "self" \
+                and isinstance(c.args[1], ast.Constant) and isinstance(c.args[1].value, str):
+            return c.args[1].value
+    return None
+
+
+def _plan_move_to_init(s: Situation, loc: Locator) -> Plan | None:
+    """`if self.handle is None: self.handle = self.inner.register_forward_hook(...)` in forward: a one-time
+    set-up that uses nothing of the call (only `self` and module-level names) is done at the end of
+    `__init__` too. The `if` stays in forward: its test is false from the first call on, so dynamo never
+    traces the set-up, and eager does what it did."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    fn = _func_at(tree, where.line)
+    if fn is None or fn.name == "__init__":
+        return None
+    node = next((n for n in fn.body if isinstance(n, ast.If) and n.lineno <= where.line <= (n.end_lineno or n.lineno)),
+                None)
+    if node is None or node.orelse:
+        return None
+    attr = _lazy_attr(node.test)
+    if attr is None:
+        return None
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None)
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None) if cls else None
+    if init is None or not init.args.args or init.args.args[0].arg != "self" or fn.args.args[:1] == [] \
+            or fn.args.args[0].arg != "self":
+        return None
+    stores_attr = any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr == attr
+                      and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(node))
+    if not stores_attr:
+        return None
+    rel = f"{_rel(where.path)}:{node.lineno}"
+    body_locals = {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    uses = {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    lambda_params = {a.arg for n in ast.walk(node) if isinstance(n, (ast.Lambda, ast.FunctionDef))
+                     for a in [*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs]}
+    call_values = (_function_locals(fn) - {"self"} - body_locals) & (uses - lambda_params)
+    if call_values:
+        raise PlanError(f"{rel}: the set-up uses the call's own values ({', '.join(sorted(call_values))}): it "
+                        "cannot be done in __init__")
+    if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Break, ast.Continue, ast.Raise, ast.Await))
+           and _owner(fn, n) for st in node.body for n in ast.walk(st)):
+        return None
+    if _RANDOM_DRAW.search(ast.unparse(node)):
+        raise PlanError(f"{rel}: the set-up draws random numbers: done in __init__ it would draw earlier and "
+                        "change what the program computes")
+    clash = body_locals & (_function_locals(init) - {"self"})
+    if clash:
+        raise PlanError(f"{rel}: the set-up's names ({', '.join(sorted(clash))}) are __init__'s own")
+    last = init.body[-1]
+    if isinstance(last, ast.Return) or any(isinstance(n, ast.Return) and _owner(init, n) for n in ast.walk(init)):
+        raise PlanError(f"`{cls.name}.__init__` returns early: put the set-up there by hand")
+    text = _read(where.path)
+    lines = _lines(text)
+    nl = _newline(text)
+    l0, l1 = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    if lines[l0][: node.col_offset].strip() or _same_line_tail(lines[l1], node):
+        raise PlanError("the set-up shares its line with another statement")
+    block = lines[l0 : l1 + 1]
+    src_indent = _indent_of(block[0])
+    dst_indent = _indent_of(lines[init.body[0].lineno - 1])
+    moved = [dst_indent + ln[len(src_indent):] if ln.startswith(src_indent) else ln for ln in block]
+    if not moved[-1].endswith(("\n", "\r")):
+        moved[-1] += nl
+    note = dst_indent + fill(_need("move-to-init", s.torch), function=fn.name, line=str(node.lineno)) + nl
+    at = last.end_lineno or last.lineno  # after __init__'s last statement
+    new_lines = lines[:at] + [note] + moved + lines[at:]
+    new_text = "".join(new_lines)
+    try:
+        ast.parse(new_text)
+    except SyntaxError:
+        raise PlanError(f"{rel}: the set-up cannot be copied into __init__ as it is") from None
+    return Plan("move-to-init", f"Do the one-time set-up at {rel} in `{cls.name}.__init__` too",
+                (f"{rel}: `if {ast.unparse(node.test)}:` now runs at the end of `{cls.name}.__init__` as well; in "
+                 f"`{fn.name}` its test is false from the first call on, so dynamo never traces the set-up "
+                 "(it happens when the object is built instead of on the first call)",)
+                + ((where.moved,) if where.moved else ()),
+                (FileEdit(where.path, text, new_text),), f"move-to-init:{where.path}:{node.lineno}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
 def _plan_where(s: Situation, loc: Locator) -> Plan | None:
     """`if <tensor condition>: x = a [else: x = b]` becomes `x = torch.where(<condition>, a, b or x)`."""
     found = _culprit_stmt(s, loc)
@@ -1490,6 +1729,13 @@ def _plan_where(s: Situation, loc: Locator) -> Plan | None:
     if names and names <= _stdlib_names(tree):
         # `if os.environ[...] == "1":` steers Python, not a tensor: torch.where cannot take it
         raise PlanError("the condition reads no tensor (only the standard library): torch.where cannot take it")
+    stdlib = _stdlib_names(tree)
+    probes = [c for c in ast.walk(node.test) if isinstance(c, ast.Call) and _root_name(c.func) in stdlib]
+    if probes:
+        # `if random.random() >= self.p:`: dynamo stopped at the call, not at a branch on a tensor; under
+        # torch.where the same call is still traced
+        raise PlanError(f"the condition calls `{ast.unparse(probes[0].func)}` (the standard library), which dynamo "
+                        "cannot trace: torch.where would still call it")
     then = single_assign(node.body)
     if then is None:
         raise PlanError("the branch does more than assign one name: rewrite it with torch.where or torch.cond by hand")
@@ -1497,6 +1743,8 @@ def _plan_where(s: Situation, loc: Locator) -> Plan | None:
     if node.orelse and (other is None or other[0] != then[0]):
         raise PlanError("the two branches assign different things")
     target = then[0]
+    if _copies_only(node, fn):
+        raise PlanError("the branch only copies the tensor (the same values): torch.where has nothing to pick")
     if other is None and target not in _function_locals(fn):
         raise PlanError(f"`{target}` has no value when the branch is not taken")
     if other is None:
@@ -1573,6 +1821,7 @@ _PLANNERS = {
     "assume-constant": _plan_assume_constant,
     "move-import": _plan_move_import,
     "move-to-module": _plan_move_to_module,
+    "move-to-init": _plan_move_to_init,
     "where": _plan_where,
     "guard": _plan_guard,
     "disable": _plan_disable,

@@ -1,0 +1,153 @@
+"""`crashlens fix` on the crashes the fourth held-out batch (samples/repro/heldout3) left to a person, from their
+recorded logs (samples/fix/heldout3-*.log), without torch: what a user accepts instead of "what the statement
+computes is used further on"."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import SAMPLES, cl, plan
+
+LOGS = SAMPLES / "fix"
+REPRO = SAMPLES / "repro"
+
+
+def apply_and_read(repro: Path, log: str, rel: str) -> str:
+    p = cl("fix", str(LOGS / log), "--apply", cwd=repro)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return (repro / rel).read_text()
+
+
+def method(src: str, name: str) -> ast.FunctionDef:
+    return next(n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+def reverted(repro: Path, *rels: str) -> bool:
+    assert cl("fix", "--revert", cwd=repro).returncode == 0
+    return all((repro / r).read_bytes() == (REPRO / r).read_bytes() for r in rels)
+
+
+def needs_a_person(repro: Path, log: str) -> str:
+    p = cl("fix", str(LOGS / log), "--format", "json", cwd=repro)
+    assert p.returncode == 1, p.stdout + p.stderr
+    import json
+
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs-a-person"
+    return str(doc["reason"])
+
+
+# --- a process constant read in forward: computed once at module level ------------------------------------
+
+
+def test_a_cpu_count_in_forward_is_read_once_at_module_level_and_the_rest_of_the_line_stays(repro: Path) -> None:
+    """`n = max(1, min(os.cpu_count() or 1, x.shape[0]))`: dynamo cannot trace the builtin posix.cpu_count. The
+    statement's value is used further on (the chunk count), so no guard; the count of CPUs is the same for the
+    whole process (signatures/patches/constants.toml), so it is read once when the module loads."""
+    doc = plan(repro, "heldout3-cpu-count-chunks.log")
+    assert doc["kind"] == "move-to-module"
+    text = apply_and_read(repro, "heldout3-cpu-count-chunks.log", "heldout3/cpu_count_chunks.py")
+    fwd = ast.unparse(method(text, "forward"))
+    assert "cpu_count" not in fwd.replace("CPU_COUNT", "")
+    assert "x.shape[0]" in fwd and "x.chunk(n)" in fwd  # the per-call part is untouched
+    tree = ast.parse(text)
+    hoisted = [n for n in tree.body if isinstance(n, ast.Assign) and ast.unparse(n.value) == "os.cpu_count()"]
+    assert len(hoisted) == 1
+    name = ast.unparse(hoisted[0].targets[0])
+    assert name in fwd
+    assert reverted(repro, "heldout3/cpu_count_chunks.py")
+
+
+def test_a_probe_whose_module_is_imported_inside_forward_is_not_moved(repro: Path) -> None:
+    """`import os` inside forward: a module-level statement could not see that name: nothing to move."""
+    f = repro / "heldout3" / "cpu_count_chunks.py"
+    src = f.read_text()
+    # the module-level import moves into forward; the culprit stays on its line (15)
+    f.write_text(src.replace("import os\n\nimport torch\n", "import torch\n")
+                 .replace("    def forward(self, x):\n", "    def forward(self, x):\n        import os\n\n"))
+    assert f.read_text().splitlines()[14].strip().startswith("n = max(")
+    reason = needs_a_person(repro, "heldout3-cpu-count-chunks.log")
+    assert "used further on" in reason
+
+
+# --- a one-time set-up in forward: done in __init__ ---------------------------------------------------------
+
+
+def test_a_hook_registered_once_in_forward_is_registered_in_init_and_forward_keeps_its_check(repro: Path) -> None:
+    """`if self.handle is None: self.handle = self.inner.register_forward_hook(...)`: a guard would leave the hook
+    unregistered under compile (a wrong result); the set-up uses nothing of the call, so it is done at the end of
+    __init__, and forward's `if` is false from the first call on: dynamo never traces it."""
+    doc = plan(repro, "heldout3-hook-in-forward.log")
+    assert doc["kind"] == "move-to-init"
+    text = apply_and_read(repro, "heldout3-hook-in-forward.log", "heldout3/hook_in_forward.py")
+    init = method(text, "__init__")
+    last = init.body[-1]
+    assert isinstance(last, ast.If) and ast.unparse(last.test) == "self.handle is None"
+    assert "register_forward_hook" in ast.unparse(last.body[0])
+    # the store of None comes before it, so the set-up runs
+    assert [ast.unparse(st) for st in init.body].index("self.handle = None") < len(init.body) - 1
+    fwd = method(text, "forward")
+    assert ast.unparse(fwd) == ast.unparse(method((REPRO / "heldout3/hook_in_forward.py").read_text(), "forward"))
+    assert reverted(repro, "heldout3/hook_in_forward.py")
+
+
+def test_a_lazy_parameter_shaped_by_the_input_stays_in_forward(repro: Path) -> None:
+    """`self.weight = nn.Parameter(torch.randn(out, x.shape[-1], ...))` needs the call's input: no __init__."""
+    reason = needs_a_person(repro, "heldout2-lazy-param.log")
+    assert "move-to-init" in reason and "(x)" in reason
+
+
+def test_a_set_up_that_draws_random_numbers_is_not_moved_earlier(repro: Path) -> None:
+    """Done in __init__, a draw would come before the caller's seeding: another result."""
+    f = repro / "heldout3" / "hook_in_forward.py"
+    src = f.read_text()
+    line = "            self.handle = self.inner.register_forward_hook(lambda mod, inp, out: out.clamp(-0.5, 0.5))\n"
+    assert line in src
+    f.write_text(src.replace(line, line + "            self.noise = torch.randn(16)\n"))
+    reason = needs_a_person(repro, "heldout3-hook-in-forward.log")
+    assert "random" in reason
+
+
+# --- torch.where only helps a branch on a tensor ----------------------------------------------------------
+
+
+def test_a_branch_on_a_random_draw_is_not_rewritten_with_torch_where(repro: Path) -> None:
+    """`if random.random() >= self.p: x = x + ...`: dynamo stopped at random.random, not at a branch on a
+    tensor; torch.where over the same condition still calls it (it was planned, applied and did not help)."""
+    reason = needs_a_person(repro, "heldout3-random-layerdrop.log")
+    assert "random.random" in reason and "where" in reason
+
+
+def test_a_branch_on_a_tensor_value_still_becomes_torch_where(repro: Path) -> None:
+    assert plan(repro, "heldout-clip-branch.log")["kind"] == "where"
+
+
+# --- a check that only copies: skipped under compile ---------------------------------------------------------
+
+
+def test_an_alignment_check_that_only_copies_the_input_is_skipped_under_compile(repro: Path) -> None:
+    """`if x.data_ptr() % 64 != 0 or not x.is_contiguous(): x = x.contiguous().clone()`: dynamo has no data
+    pointer (torch 2.13 words it as an impossible TypeError). The branch gives x's own values, so under compile
+    the check is skipped whole; torch.where has nothing to pick."""
+    doc = plan(repro, "heldout3-aligned-input.log")
+    assert doc["kind"] == "guard"
+    text = apply_and_read(repro, "heldout3-aligned-input.log", "heldout3/aligned_input.py")
+    fwd = method(text, "forward")
+    guard = fwd.body[0]
+    assert isinstance(guard, ast.If) and "is_compiling" in ast.unparse(guard.test)
+    assert "data_ptr" in ast.unparse(guard.body[0].test)
+    assert ast.unparse(fwd.body[-1]) == "return x @ self.w"
+    assert reverted(repro, "heldout3/aligned_input.py")
+
+
+def test_a_copy_that_is_changed_in_place_afterwards_is_not_skipped(repro: Path) -> None:
+    """Without the clone, `x.mul_(2)` would change the caller's tensor: the check stays."""
+    f = repro / "heldout3" / "aligned_input.py"
+    src = f.read_text()
+    f.write_text(src.replace("        return x @ self.w\n", "        x.mul_(2)\n        return x @ self.w\n"))
+    p = cl("fix", str(LOGS / "heldout3-aligned-input.log"), "--format", "json", cwd=repro)
+    import json
+
+    doc = json.loads(p.stdout)
+    assert doc.get("kind") != "guard"
