@@ -151,3 +151,46 @@ def test_a_copy_that_is_changed_in_place_afterwards_is_not_skipped(repro: Path) 
 
     doc = json.loads(p.stdout)
     assert doc.get("kind") != "guard"
+
+
+# --- "the program's own failure" is signature data -----------------------------------------------------
+
+
+def _observed_exception_log(tmp_path: Path) -> Path:
+    import gzip
+
+    log = tmp_path / "observed-exception.log"
+    log.write_bytes(gzip.decompress((SAMPLES / "corpus" / "raw" / "t2.13.0" / "observed-exception.log.gz").read_bytes()))
+    return log
+
+
+def test_a_signature_tagged_program_raises_leaves_the_program_untouched_and_the_tag_is_what_says_so(
+        repro: Path, tmp_path: Path) -> None:
+    """torch 2.13 reports the program's own KeyError as torch._dynamo.exc.Unsupported ("Observed exception"): only
+    the catalog's `program-raises` tag says it is the program's bug. A user catalog that drops the tag (same id)
+    makes crashlens treat it as a compile failure again."""
+    import json
+
+    log = _observed_exception_log(tmp_path)
+    p = cl("fix", str(log), "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1 and doc["status"] == "needs-a-person" and doc["eager_too"] is True
+    sig = str(doc["signature"])  # a KeyError the program raises: missing-dict-key
+    sigs = tmp_path / "sigs"
+    sigs.mkdir()
+    src = (Path(__file__).resolve().parent.parent / "signatures" / f"{sig}.toml").read_text()
+    assert '"program-raises"' in src
+    (sigs / f"{sig}.toml").write_text(src.replace(', "program-raises"', ""))
+    p = cl("fix", str(log), "--format", "json", cwd=repro, env={"CRASHLENS_SIGNATURES": str(sigs)})
+    doc = json.loads(p.stdout)
+    assert doc.get("eager_too") is not True
+
+
+def test_signatures_check_rejects_program_raises_beside_a_fix_that_changes_compilation(tmp_path: Path) -> None:
+    sigs = tmp_path / "sigs"
+    sigs.mkdir()
+    src = (Path(__file__).resolve().parent.parent / "signatures" / "observed-exception.toml").read_text()
+    (sigs / "observed-exception.toml").write_text(src.replace('fixsets = ["disable-graph-break"',
+                                                              'fixsets = ["opaque-op", "disable-graph-break"'))
+    p = cl("signatures", "check", "--signatures", str(sigs), cwd=tmp_path)
+    assert p.returncode != 0 and "program-raises" in p.stdout + p.stderr

@@ -25,8 +25,9 @@ KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-t
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
                    "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.", "torchdynamo.", "torchinductor.")
-# Signatures whose failure is the program's own: eager fails the same way.
-_EAGER_TOO_HINTS = ("observed-exception", "missing-dict-key")
+# A signature tagged so in signatures/ is a failure of the program's own (an exception its code raises): eager
+# fails the same way, and `crashlens fix` leaves the program untouched.
+PROGRAM_RAISES = "program-raises"
 _OP_NAME = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\.(\w+))?$")
 
 
@@ -241,7 +242,7 @@ class Situation:
 
 def eager_too(d: Diagnosis) -> bool:
     """A failure the program has without torch.compile too: its headline exception is the program's own."""
-    if d.signature in _EAGER_TOO_HINTS:
+    if d.signature is not None and PROGRAM_RAISES in _signature_tags(d.signature):
         return True
     if d.exception is None:
         return False
@@ -249,6 +250,13 @@ def eager_too(d: Diagnosis) -> bool:
     if not etype:
         return False
     return not etype.startswith(_COMPILE_ERRORS)
+
+
+def _signature_tags(sig_id: str) -> tuple[str, ...]:
+    from .catalog import get_catalog
+
+    sig = next((s for s in get_catalog().signatures if s.id == sig_id), None)
+    return sig.tags if sig is not None else ()
 
 
 def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Plan | NoPlan:

@@ -113,6 +113,15 @@ def lint(cat: Catalog) -> list[str]:
             problems.append(f"{sig.path}: field 'examples': needs at least one negative example (expect = \"no-match\")")
         if not sig.fixes and sig.family == "dynamo":
             problems.append(f"{sig.path}: field 'fixes': a dynamo signature needs at least one fix")
+        if "program-raises" in sig.tags:
+            # `crashlens fix` leaves such a program untouched (the exception is its own, eager raises it too)
+            if sig.family != "dynamo":
+                problems.append(f"{sig.path}: field 'tags': \"program-raises\" is for a dynamo signature (what "
+                                "`crashlens fix` plans for)")
+            if any(f.kind in ("custom-op", "precompute") for f in sig.fixes):
+                problems.append(f"{sig.path}: field 'tags': \"program-raises\" with a fix that changes how the "
+                                "code is compiled (custom-op, precompute): code that raises in eager too "
+                                "needs its own bug fixed")
         ranks = [f.rank for f in sig.fixes]
         if len(ranks) != len({(f.rank, f.title) for f in sig.fixes}):
             problems.append(f"{sig.path}: field 'fixes': duplicate fix")
