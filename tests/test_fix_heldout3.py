@@ -194,3 +194,123 @@ def test_signatures_check_rejects_program_raises_beside_a_fix_that_changes_compi
                                                               'fixsets = ["opaque-op", "disable-graph-break"'))
     p = cl("signatures", "check", "--signatures", str(sigs), cwd=tmp_path)
     assert p.returncode != 0 and "program-raises" in p.stdout + p.stderr
+
+
+# --- lines that compute one tensor in Python: an opaque op ------------------------------------------------
+
+
+def test_a_histogram_of_token_ids_becomes_an_opaque_op_over_exactly_the_lines_that_make_the_tensor(repro: Path) -> None:
+    """`counts = Counter(tokens.tolist())`, a loop filling `factors`, then `return logits * factors`: a guard would
+    drop the penalty. The four lines compute one tensor (`factors`) from the input and two numbers of the
+    object; they become a module-level function, run as an opaque custom op (derived fake), and forward keeps
+    the rest (the multiplication stays in the graph)."""
+    doc = plan(repro, "heldout3-token-histogram.log")
+    assert doc["kind"] == "custom-op"
+    text = apply_and_read(repro, "heldout3-token-histogram.log", "heldout3/token_histogram.py")
+    fwd = method(text, "forward")
+    assert [ast.unparse(st) for st in fwd.body][-1] == "return logits * factors"
+    (call,) = [st for st in fwd.body if isinstance(st, ast.Assign)]
+    assert ast.unparse(call.targets[0]) == "factors" and ast.unparse(call.value).endswith(
+        "(tokens, self.vocab, self.penalty)")
+    lines = method(text, "forward_lines_16")
+    assert [ast.unparse(a.annotation) for a in lines.args.args] == ["torch.Tensor", "int", "float"]
+    assert "Counter(tokens.tolist())" in ast.unparse(lines) and "self" not in ast.unparse(lines)
+    shim = next(str(f) for f in doc["files"] if "_crashlens_" in str(f))  # type: ignore[union-attr]
+    assert "custom_op(" in (repro / shim).read_text() and "DERIVED" in (repro / shim).read_text()
+    assert reverted(repro, "heldout3/token_histogram.py") and not (repro / shim).exists()
+
+
+def test_a_numpy_generator_made_and_drawn_from_in_forward_goes_into_the_op_with_its_draw(repro: Path) -> None:
+    """`rng = np.random.default_rng(0)` (the culprit) and `noise = torch.from_numpy(rng.standard_normal(...))`:
+    the generator is no tensor, the noise is; both lines go into the op, and x's use stays in the graph."""
+    text = apply_and_read(repro, "heldout2-numpy-noise.log", "heldout2/numpy_noise.py")
+    fwd = method(text, "forward")
+    assert "rng" not in ast.unparse(fwd)
+    assert ast.unparse(fwd.body[-1]) == "return self.fc(x + 0.01 * noise)"
+    assert "default_rng(0)" in ast.unparse(method(text, "forward_lines_14"))
+    assert reverted(repro, "heldout2/numpy_noise.py")
+
+
+def test_no_op_is_made_when_no_tensor_comes_out_of_the_lines(repro: Path) -> None:
+    """`g = torch.Generator().manual_seed(self.seed)`, used by the return: a generator is no tensor, and an op
+    over the return would swallow `self.fc`: a person decides."""
+    reason = needs_a_person(repro, "heldout2-generator-noise.log")
+    assert "region-op" in reason and "one tensor" in reason
+
+
+def test_lines_that_change_their_input_in_place_are_no_op(repro: Path) -> None:
+    f = repro / "heldout3" / "token_histogram.py"
+    src = f.read_text()
+    old = "            factors[tok] = self.penalty ** n\n"
+    assert old in src
+    f.write_text(src.replace(old, old + "            tokens.add_(0)\n"))
+    reason = needs_a_person(repro, "heldout3-token-histogram.log")
+    assert "in place" in reason
+
+
+# --- a time budget: not checked under compile ----------------------------------------------------------
+
+
+def test_a_time_budget_that_only_ends_a_loop_is_checked_in_eager_only(repro: Path) -> None:
+    """`t0 = time.perf_counter()` ... `if time.perf_counter() - t0 > self.budget_s: break`: the reading steers only
+    a loop exit. Both are skipped under compile (every layer runs, as eager does within budget), the note says
+    the budget is not checked there, and the layers stay in the graph."""
+    doc = plan(repro, "heldout3-perf-budget.log")
+    assert doc["kind"] == "guard"
+    assert any("budget is not checked" in str(n) for n in doc["notes"])  # type: ignore[union-attr]
+    text = apply_and_read(repro, "heldout3-perf-budget.log", "heldout3/perf_budget.py")
+    fwd = method(text, "forward")
+    guards = [n for n in ast.walk(fwd) if isinstance(n, ast.If) and "is_compiling" in ast.unparse(n.test)]
+    assert len(guards) == 2
+    assert "perf_counter" in ast.unparse(guards[0].body[0]) and isinstance(guards[1].body[0].body[0], ast.Break)
+    loop = next(n for n in fwd.body if isinstance(n, ast.For))
+    assert ast.unparse(loop.body[0]) == "x = torch.tanh(layer(x))"
+    assert reverted(repro, "heldout3/perf_budget.py")
+
+
+def test_a_clock_reading_that_changes_a_value_is_not_skipped(repro: Path) -> None:
+    """The same budget, but its branch changes x instead of leaving the loop: skipping it would change x."""
+    f = repro / "heldout3" / "perf_budget.py"
+    src = f.read_text()
+    assert "                break\n" in src
+    f.write_text(src.replace("                break\n", "                x = x * 0.5\n"))
+    reason = needs_a_person(repro, "heldout3-perf-budget.log")
+    assert "used further on" in reason
+
+
+# --- a Parameter made in forward: the tensor it wraps ------------------------------------------------------
+
+
+def _gz_log(tmp_path: Path, release: str, name: str) -> Path:
+    import gzip
+
+    log = tmp_path / f"{release}-{name}.log"
+    log.write_bytes(gzip.decompress((SAMPLES / "corpus" / "raw" / release / f"{name}.log.gz").read_bytes()))
+    return log
+
+
+def test_a_parameter_built_in_forward_and_only_computed_with_becomes_the_plain_tensor(repro: Path, tmp_path: Path) -> None:
+    """`scale = torch.nn.Parameter(torch.ones(x.shape[-1]))`, then `... * scale`: a new leaf on every call that
+    nothing registers or trains. The same values without the wrapper, on torch 2.13 as on 2.1."""
+    for release in ("t2.13.0", "t2.1.2"):
+        log = _gz_log(tmp_path, release, "parameter-in-forward")
+        p = cl("fix", str(log), "--apply", cwd=repro)
+        assert p.returncode == 0, p.stdout + p.stderr
+        fwd = method((repro / "scenarios" / "parameter_in_forward.py").read_text(), "forward")
+        assert ast.unparse(fwd.body[0]) == "scale = torch.ones(x.shape[-1])"
+        assert "Parameter" not in ast.unparse(fwd)
+        assert reverted(repro, "scenarios/parameter_in_forward.py")
+
+
+def test_a_parameter_built_in_forward_and_kept_on_the_object_stays_a_parameter(repro: Path, tmp_path: Path) -> None:
+    f = repro / "scenarios" / "parameter_in_forward.py"
+    src = f.read_text()
+    line = "        scale = torch.nn.Parameter(torch.ones(x.shape[-1]))  # expect: parameter\n"
+    assert line in src
+    f.write_text(src.replace(line, line + "        self.last_scale = scale\n"))
+    p = cl("fix", str(_gz_log(tmp_path, "t2.13.0", "parameter-in-forward")), "--format", "json", cwd=repro)
+    import json
+
+    doc = json.loads(p.stdout)
+    assert doc.get("kind") != "plain-tensor"
+    assert "plain-tensor" in str(doc.get("reason")) and "kept or passed on" in str(doc.get("reason"))

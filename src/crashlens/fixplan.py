@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The fix kinds, best first when several could be made for one crash.
-KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "move-to-init", "where",
-         "guard", "disable")
+KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "move-to-init",
+         "plain-tensor", "where", "guard", "region-op", "disable")
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
                    "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.", "torchdynamo.", "torchinductor.")
@@ -73,6 +73,7 @@ def _load_toml(path: Path) -> dict[str, Any]:
 _TEMPLATES: list[dict[str, Any]] = []
 _SHAPES: list[dict[str, Any]] = []
 _CONSTANTS: list[dict[str, Any]] = []
+_CLOCKS: list[dict[str, Any]] = []
 
 
 def _patches_dir() -> Path:
@@ -303,7 +304,7 @@ def _order(d: Diagnosis, library: bool = False) -> list[str]:
     user's code only, and removes every blocker below the entry at once."""
     by_fix = {"custom-op": ["register-fake", "custom-op"],
               "precompute": ["assume-constant", "move-import", "move-to-module", "move-to-init", "guard"],
-              "rewrite": ["where", "move-to-module", "move-to-init", "guard"], "decorate": ["disable"]}
+              "rewrite": ["plain-tensor", "where", "move-to-module", "move-to-init", "guard"], "decorate": ["disable"]}
     out: list[str] = []
     if d.signature == "missing-fake-impl":
         out.append("register-fake")
@@ -673,6 +674,17 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     fn = _func_named(ctree, callee_f.function, callee.line)
     if fn is None:
         raise PlanError(f"{callee.path}: no function `{callee_f.function}`")
+    qualified = f"{module_of(callee_f.file, source_root(s.diagnosis.chain)) or Path(callee.path).stem}.{fn.name}"
+    moved = tuple(x.moved for x in (site, callee) if x.moved)
+    return _opaque_call(s, site.path, site.line, _read(site.path), stmt, call, fn, ctree, qualified, moved)
+
+
+def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, stmt: ast.stmt, call: ast.Call,
+                 fn: ast.FunctionDef | ast.AsyncFunctionDef, ctree: ast.AST, qualified: str,
+                 extra_notes: tuple[str, ...] = (), title: str | None = None, original: str | None = None) -> Plan:
+    """The call `call` (in `stmt`, at site_path:site_line) of `fn` made a call of a shim module beside the site,
+    which makes `fn` an opaque custom op; `site_text` is the site's text the call is in (`original` the file's
+    text on disk, when the plan changed it before)."""
     ret = _return_schema(fn, ctree)
     if ret is None:
         raise PlanError(f"`{fn.name}` does not return tensors (an opaque op must)")
@@ -731,11 +743,10 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
         elif seen_default:
             raise PlanError(f"`{fn.name}`'s parameters cannot be passed positionally to an op")
     schema = "(" + ", ".join(p for p, _, _ in op_params) + f") -> {ret}"
-    qualified = f"{module_of(callee_f.file, source_root(s.diagnosis.chain)) or Path(callee.path).stem}.{fn.name}"
-    stem = _ident(Path(site.path).stem)
+    stem = _ident(Path(site_path).stem)
     op = _ident(f"{stem}_{fn.name}")
     shim = f"_crashlens_{op}"
-    shim_path = os.path.join(os.path.dirname(site.path), shim + ".py")
+    shim_path = os.path.join(os.path.dirname(site_path), shim + ".py")
     rule = _shape_rule(fn.name, qualified)
     if rule is not None:
         fake_body = rule["body"].rstrip("\n")
@@ -747,28 +758,25 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     callee_expr = ast.unparse(call.func)
     op_params_text = ", ".join(n + (f"={d}" if d is not None else "") for _, n, d in op_params)
     text = fill(
-        _need("custom-op", s.torch), qualified=qualified, call_site=f"{_rel(site.path)}:{site.line}",
+        _need("custom-op", s.torch), qualified=qualified, call_site=f"{_rel(site_path)}:{site_line}",
         signature=s.diagnosis.signature or "?", fake_note=fake_note, callee_expr=callee_expr,
         callee_repr=repr(callee_expr), op=op, schema=schema.replace('"', '\\"'), op_params=op_params_text,
         bound_indented="\n".join(bound), call_args=", ".join(call_args),
         op_names=", ".join(op_names), fake_body=fake_body, wrapper=fn.name, params=", ".join(wrapper_params),
     ) + "\n"
     # the call site: the callee expression becomes the shim's wrapper
-    site_text = _read(site.path)
-    imp, alias = _module_import(site.path, shim)
+    imp, alias = _module_import(site_path, shim)
     new_site = _replace_span(site_text, call.func, f"{alias}.{fn.name}")
     new_tree = ast.parse(new_site)
     add = [fill(_need("shim-import", s.torch), import_stmt=imp),
            fill(_need("shim-bind", s.torch), alias=alias, callee_expr=callee_expr)]
     new_site = _insert_after_imports(new_site, add, new_tree)
-    notes = [f"call site: {_rel(site.path)}:{site.line} (`{callee_expr}(...)` becomes `{alias}.{fn.name}(...)`)",
+    notes = [f"call site: {_rel(site_path)}:{site_line} (`{callee_expr}(...)` becomes `{alias}.{fn.name}(...)`)",
              f"shim: {_rel(shim_path)} (crashlens::{op}, {schema})", fake_note]
-    for located in (site, callee):
-        if located.moved:
-            notes.append(located.moved)
-    edits = (FileEdit(site.path, site_text, new_site), FileEdit(shim_path, None, text))
-    return Plan("custom-op", f"Make `{qualified}` an opaque custom op at {_rel(site.path)}:{site.line}",
-                tuple(notes), edits, f"custom-op:{site.path}:{op}", s.diagnosis.id, s.diagnosis.signature)
+    notes.extend(extra_notes)
+    edits = (FileEdit(site_path, site_text if original is None else original, new_site), FileEdit(shim_path, None, text))
+    return Plan("custom-op", title or f"Make `{qualified}` an opaque custom op at {_rel(site_path)}:{site_line}",
+                tuple(notes), edits, f"custom-op:{site_path}:{op}", s.diagnosis.id, s.diagnosis.signature)
 
 
 def _unpacked_into(stmt: ast.stmt, call: ast.Call) -> int:
@@ -1146,7 +1154,7 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     elif isinstance(stmt, ast.With) and where.line != stmt.lineno:
         return None  # a statement inside the block: the block's own statement is the culprit then
     else:
-        group = _dead_under_compile(fn, stmt)
+        group = _dead_under_compile(fn, stmt, clock=_reads_clock(stmt, tree))
     if group is None:
         raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
                         "skipping it under compile would change what the code computes")
@@ -1171,6 +1179,9 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     others = sorted(st.lineno for st in group if st is not stmt)
     also = f" (with line(s) {', '.join(map(str, others))}, which only use its result)" if others else ""
     notes = (f"{rel}{also}: runs only in eager now ({kind_of}); under torch.compile it is skipped",) + \
+        tuple(f"{_rel(where.path)}:{st.lineno}: under torch.compile this time budget is not checked: the compiled "
+              "graph runs every turn of the loop (eager still stops when the budget runs out)"
+              for st in group if isinstance(st, ast.If) and _leaves_loop_only(st, fn)) + \
         ((where.moved,) if where.moved else ())
     return Plan("guard", f"Guard {rel} with torch.compiler.is_compiling()", notes,
                 (FileEdit(where.path, text, new_text),), f"guard:{where.path}:{stmt.lineno}", s.diagnosis.id,
@@ -1202,9 +1213,51 @@ def _stores(st: ast.stmt) -> set[str]:
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt) -> list[ast.stmt] | None:
+def clocks() -> list[dict[str, Any]]:
+    """signatures/patches/constants.toml's clocks: calls that read the time."""
+    if not _CLOCKS:
+        _CLOCKS.extend(_load_toml(_patches_dir() / "constants.toml").get("clock", []))
+    return _CLOCKS
+
+
+def _reads_clock(stmt: ast.stmt, tree: ast.Module) -> bool:
+    """`t0 = time.perf_counter()`: the statement's value is a clock's reading (signatures/patches/constants.toml)."""
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or not isinstance(stmt.value, ast.Call):
+        return False
+    name = _dotted(stmt.value.func)
+    if name is None:
+        return False
+    aliases = _import_aliases(tree)
+    root, _, rest = name.partition(".")
+    canonical = aliases.get(root, root) + ("." + rest if rest else "")
+    return canonical in {c["call"] for c in clocks()}
+
+
+def _leaves_loop_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`if time.perf_counter() - t0 > budget: break`: an `if` (inside a loop of `fn`) whose branch only leaves
+    the loop or goes on to its next turn, perhaps after reporting."""
+    in_loop = any(isinstance(lp, (ast.For, ast.While)) and any(n is node for st in lp.body for n in ast.walk(st))
+                  for lp in ast.walk(fn))
+    if not in_loop or node.orelse:
+        return False
+    local = _function_locals(fn)
+    for st in node.body:
+        if isinstance(st, (ast.Break, ast.Continue, ast.Pass)):
+            continue
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            root = _root_name(st.value.func)
+            if root is not None and root not in local and root not in ("self", "cls"):
+                continue
+        return False
+    return any(isinstance(st, (ast.Break, ast.Continue)) for st in node.body)
+
+
+def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt,
+                        clock: bool = False) -> list[ast.stmt] | None:
     """The statement and every later one that only uses what it computes, when none of them feeds anything
-    else (the return value, a condition, a tensor): skipping them all under compile changes no result."""
+    else (the return value, a condition, a tensor): skipping them all under compile changes no result.
+    With `clock` (the statement reads a clock), a time-budget exit (`if now - t0 > budget: break`) joins
+    them: a compiled graph runs every turn of the loop, as eager does while within its budget."""
     if isinstance(stmt, ast.With):
         # a block of bookkeeping under a context manager (a lock held while a counter is bumped): the
         # whole block, when it holds only calls and stores, and what it stores feeds nothing else
@@ -1235,6 +1288,9 @@ def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.st
             if any(name in _loads(e) for e in exprs if e is not None):
                 if isinstance(head, ast.If) and _reports_only(head, fn):
                     group.append(head)  # `if time.monotonic() - start > budget: warnings.warn(...)`
+                    continue
+                if clock and isinstance(head, ast.If) and _leaves_loop_only(head, fn):
+                    group.append(head)  # `if time.perf_counter() - t0 > self.budget_s: break`
                     continue
                 return None
         for st in simple:
@@ -1433,10 +1489,19 @@ def _plan_move_to_module(s: Situation, loc: Locator) -> Plan | None:
         return None
     if isinstance(stmt, ast.ClassDef):
         return _move_class(s, where, tree, fn, stmt)
-    probe = _hoist_constant_probe(s, where, tree, fn, stmt)
-    if probe is not None:
-        return probe
-    return _first_of_pairs(s, loc, _hoist_call_for)
+    # the user's call of a library helper first (one change in the user's code), then a process constant
+    # read in the statement itself
+    try:
+        plan = _first_of_pairs(s, loc, _hoist_call_for)
+    except PlanError as e:
+        plan, error = None, e
+    else:
+        error = None
+    if plan is None:
+        plan = _hoist_constant_probe(s, where, tree, fn, stmt)
+    if plan is None and error is not None:
+        raise error
+    return plan
 
 
 def _import_aliases(tree: ast.Module) -> dict[str, str]:
@@ -1711,6 +1776,348 @@ def _plan_move_to_init(s: Situation, loc: Locator) -> Plan | None:
                 s.diagnosis.signature)
 
 
+# --- an opaque op over lines of the user's function ---------------------------------------------------------
+
+_NOT_TENSOR_CALLS = frozenset({"len", "int", "float", "bool", "str", "max", "min", "sum", "round", "abs", "range",
+                               "list", "tuple", "dict", "set", "sorted", "enumerate", "zip", "isinstance"})
+_NOT_TENSOR_METHODS = frozenset({"item", "tolist", "size", "dim", "numel", "data_ptr", "is_contiguous", "stride"})
+_PY_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
+_TORCH_NOT_TENSOR = frozenset({"is_tensor", "numel", "is_floating_point", "is_complex", "get_default_dtype", "device",
+                               "finfo", "iinfo", "manual_seed", "seed", "initial_seed", "is_grad_enabled", "no_grad",
+                               "enable_grad", "inference_mode", "set_grad_enabled", "compile", "typename",
+                               "is_inference_mode_enabled", "get_num_threads", "autocast"})
+
+
+def _tensorish(v: ast.expr | None, tensors: set[str], torch_names: set[str]) -> bool:
+    """Whether an expression makes a tensor, as far as its form says: a torch call (`torch.ones(n)`,
+    `torch.from_numpy(a)`), a tensor's method or operator, a tensor's element. Not a conversion to a Python
+    value (`x.item()`, `x.tolist()`, `x.shape`), nor a call of anything else (`Counter(x.tolist())`)."""
+    if isinstance(v, ast.Name):
+        return v.id in tensors
+    if isinstance(v, ast.Call):
+        f = v.func
+        if isinstance(f, ast.Attribute):
+            dotted = _dotted(f)
+            if dotted is not None and dotted.split(".")[0] in torch_names:
+                # torch.ones, torch.nn.functional.pad, torch.linalg.norm: not a class (torch.Generator), not a
+                # query or a mode (torch.is_tensor, torch.cuda.*, torch.no_grad)
+                space = dotted.split(".")[1:-1]
+                return f.attr[:1].islower() and f.attr not in _TORCH_NOT_TENSOR and \
+                    space in ([], ["nn", "functional"], ["fft"], ["linalg"], ["special"], ["nested"])
+            return f.attr not in _NOT_TENSOR_METHODS and _tensorish(f.value, tensors, torch_names)
+        return False
+    if isinstance(v, ast.BinOp):
+        return _tensorish(v.left, tensors, torch_names) or _tensorish(v.right, tensors, torch_names)
+    if isinstance(v, ast.UnaryOp):
+        return not isinstance(v.op, ast.Not) and _tensorish(v.operand, tensors, torch_names)
+    if isinstance(v, ast.Subscript):
+        return _tensorish(v.value, tensors, torch_names)
+    if isinstance(v, ast.Attribute):
+        return v.attr in ("T", "mT", "H", "mH", "real", "imag", "data") and _tensorish(v.value, tensors, torch_names)
+    if isinstance(v, ast.IfExp):
+        return _tensorish(v.body, tensors, torch_names) and _tensorish(v.orelse, tensors, torch_names)
+    return False
+
+
+def _assigns_in_order(stmts: list[ast.stmt]) -> list[tuple[str, ast.expr]]:
+    out: list[tuple[str, ast.expr]] = []
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                out.append((n.targets[0].id, n.value))
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                out.append((n.target.id, n.value))
+    return sorted(out, key=lambda a: (a[1].lineno, a[1].col_offset))
+
+
+def _init_attr_type(cls: ast.ClassDef, attr: str) -> str | None:
+    """The Python type of `self.<attr>` as __init__ sets it: a literal, or a parameter with a literal default
+    or a plain annotation (`self.vocab = vocab` with `vocab=12`: int)."""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None:
+        return None
+    a = init.args
+    params = [*a.posonlyargs, *a.args]
+    defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    anns = {p.arg: p.annotation for p in [*params, *a.kwonlyargs] if p.annotation is not None}
+    found: list[str | None] = []
+    for n in ast.walk(init):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                                             and t.value.id == "self" and t.attr == attr for t in n.targets):
+            v = n.value
+            if isinstance(v, ast.Constant) and type(v.value) in _PY_TYPES:
+                found.append(_PY_TYPES[type(v.value)])
+            elif isinstance(v, ast.Name) and v.id in anns and ast.unparse(anns[v.id]) in _PY_TYPES.values():
+                found.append(ast.unparse(anns[v.id]))
+            elif isinstance(v, ast.Name) and isinstance(defaults.get(v.id), ast.Constant) \
+                    and type(defaults[v.id].value) in _PY_TYPES:  # type: ignore[union-attr]
+                found.append(_PY_TYPES[type(defaults[v.id].value)])  # type: ignore[union-attr]
+            else:
+                found.append(None)
+    if len(set(found)) != 1:
+        return None
+    return found[0]
+
+
+class _SelfToParam(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in self.names:
+            return ast.copy_location(ast.Name(self.names[node.attr], ast.Load()), node)
+        self.generic_visit(node)
+        return node
+
+
+def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
+    """`counts = collections.Counter(tokens.tolist())` ... `factors[tok] = ...`, then `return logits * factors`:
+    the statements of the function, from the one dynamo could not trace, that compute ONE tensor the rest of
+    the function uses, in Python (a tolist() into a Counter, a numpy generator made and drawn from, a loop that
+    stops on .item()). They become a function of the module, called as an opaque custom op: at run time the
+    same Python computes the same values, and dynamo sees one node. Only when they read nothing of the object
+    but plain numbers and strings set in __init__, change none of their inputs, and the tensor comes out."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, _ = found
+    fn = _func_at(tree, where.line)
+    if fn is None or isinstance(fn, ast.AsyncFunctionDef) or _top_level_of(tree, fn.lineno) is None:
+        return None
+    body = fn.body
+    idx = next((i for i, st in enumerate(body) if st.lineno <= where.line <= (st.end_lineno or st.lineno)), None)
+    if idx is None:
+        return None
+    rel = f"{_rel(where.path)}:{where.line}"
+    a = fn.args
+    if a.vararg or a.kwarg or a.kwonlyargs:
+        return None
+    params = [p for p in [*a.posonlyargs, *a.args]]
+    is_method = bool(params) and params[0].arg == "self"
+    if is_method:
+        params = params[1:]
+    defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults)) if a.defaults else {}
+    torch_names = {k for k, v in _import_aliases(tree).items() if v == "torch"}
+    module_names = {k for k in _import_aliases(tree)} | {
+        n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))} | {
+        t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None) if is_method else None
+
+    # what each parameter is: the type its annotation or default says, else a tensor when the function uses
+    # an attribute of it (`x.shape`, `x.pow(2)`)
+    def param_type(p: ast.arg, region: list[ast.stmt]) -> str | None:
+        if p.annotation is not None:
+            ann = ast.unparse(p.annotation)
+            return "torch.Tensor" if ann in ("Tensor", "torch.Tensor") else ann if ann in _PY_TYPES.values() else None
+        d = defaults.get(p.arg)
+        if isinstance(d, ast.Constant) and type(d.value) in _PY_TYPES:
+            return _PY_TYPES[type(d.value)]
+        if any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == p.arg
+               for st in region for n in ast.walk(st)):
+            return "torch.Tensor"
+        return None
+
+    start = idx
+    for _ in range(len(body)):
+        # the region's end: the first statement after which exactly one tensor it makes is read further on
+        choice = None
+        for end in range(start, len(body)):
+            region = body[start : end + 1]
+            if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal, ast.Await))
+                   for st in region for n in ast.walk(st)):
+                break
+            stored = {n.id for st in region for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            after = {n.id for st in body[end + 1 :] for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            outs = stored & after
+            if len(outs) == 1:
+                choice = (end, outs.pop())
+                # a tensor only if built from one: decided below, with the inputs known
+                before = {n.id for st in body[:start] for n in ast.walk(st) if isinstance(n, ast.Name)
+                          and isinstance(n.ctx, ast.Store)}
+                tensors = {p.arg for p in params if param_type(p, body) == "torch.Tensor"}
+                for name, v in _assigns_in_order(body[:start]):
+                    if _tensorish(v, tensors, torch_names):
+                        tensors.add(name)
+                for name, v in _assigns_in_order(region):
+                    if _tensorish(v, tensors, torch_names):
+                        tensors.add(name)
+                if choice[1] in tensors:
+                    break
+                choice = None
+        if choice is None:
+            raise PlanError(f"{rel}: no run of statements from here computes one tensor the rest of "
+                            f"`{fn.name}` uses: make an opaque op of that computation by hand")
+        end, out = choice
+        region = body[start : end + 1]
+        before_locals = {n.id for st in body[:start] for n in ast.walk(st) if isinstance(n, ast.Name)
+                         and isinstance(n.ctx, ast.Store)}
+        loads = [n for st in region for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        needed_earlier = [n.id for n in loads if n.id in before_locals and n.id not in {p.arg for p in params}]
+        pulled = False
+        if needed_earlier and start > 0:
+            # `rng = np.random.default_rng(0)` just before: a value only the region reads comes in with it
+            prev = body[start - 1]
+            prev_stores = {n.id for n in ast.walk(prev) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            later = {n.id for st in body[end + 1 :] for n in ast.walk(st) if isinstance(n, ast.Name)}
+            if isinstance(prev, (ast.Assign, ast.AnnAssign)) and prev_stores & set(needed_earlier) \
+                    and not prev_stores & later and not _tensorish(getattr(prev, "value", None), set(), torch_names) \
+                    and not (prev_stores & tensors):
+                start -= 1
+                pulled = True
+        if not pulled:
+            break
+    # the inputs: the function's parameters and earlier tensors it reads, plain attributes of self
+    param_names = {p.arg: p for p in params}
+    inputs: list[tuple[str, str]] = []
+    for n in loads:
+        if any(n.id == x for x, _ in inputs):
+            continue
+        if n.id in param_names:
+            typ = param_type(param_names[n.id], body)
+        elif n.id in before_locals:
+            typ = "torch.Tensor" if n.id in tensors else None
+        else:
+            continue
+        if typ is None:
+            raise PlanError(f"{rel}: the lines read `{n.id}`, whose type crashlens cannot tell: make an opaque op by hand")
+        inputs.append((n.id, typ))
+    parents = {id(c): p for st in region for p in ast.walk(st) for c in ast.iter_child_nodes(p)}
+    attrs: list[tuple[str, str]] = []
+    for st in region:
+        for n in ast.walk(st):
+            if not (isinstance(n, ast.Name) and n.id == "self"):
+                continue
+            par = parents.get(id(n))
+            if not isinstance(par, ast.Attribute) or not isinstance(par.ctx, ast.Load) or cls is None:
+                raise PlanError(f"{rel}: the lines use the object itself (`self`): make an opaque op by hand")
+            up = parents.get(id(par))
+            if isinstance(up, (ast.Call, ast.Attribute, ast.Subscript)) and getattr(up, "func", None) is par \
+                    or isinstance(up, ast.Attribute):
+                raise PlanError(f"{rel}: the lines call or reach into `self.{par.attr}`: make an opaque op by hand")
+            typ = _init_attr_type(cls, par.attr)
+            if typ is None:
+                raise PlanError(f"{rel}: `self.{par.attr}` is not a plain number or string set in __init__")
+            if all(x != par.attr for x, _ in attrs):
+                attrs.append((par.attr, typ))
+    input_names = {x for x, _ in inputs}
+    for st in region:
+        for n in ast.walk(st):
+            if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store) \
+                    and _root_name(n.value) in input_names | {"self"}:
+                raise PlanError(f"{rel}: the lines change their input `{ast.unparse(n)}`: an opaque op may not")
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+                    and not n.func.attr.startswith("_") and _root_name(n.func.value) in input_names:
+                raise PlanError(f"{rel}: the lines change their input in place (`{ast.unparse(n.func)}`)")
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in input_names \
+                    and n.target.id in {x for x, tp in inputs if tp == "torch.Tensor"}:
+                raise PlanError(f"{rel}: the lines change their input `{n.target.id}` in place")
+    stored_in_region = {n.id for st in region for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    free = {n.id for n in loads} - input_names - stored_in_region - module_names - {"self"}
+    import builtins
+
+    free = {x for x in free if not hasattr(builtins, x)}
+    if free:
+        raise PlanError(f"{rel}: the lines read names of `{fn.name}` crashlens cannot pass ({', '.join(sorted(free))})")
+    taken = input_names | stored_in_region | module_names
+    rename = {at: (at if at not in taken else f"self_{at}") for at, _ in attrs}
+    # the function the lines become, at module level after the function's own top-level statement
+    text = _read(where.path)
+    nl = _newline(text)
+    name = f"{_ident(fn.name)}_lines_{region[0].lineno}"
+    if name in module_names:
+        raise PlanError(f"{rel}: the module already has a `{name}`")
+    stmts = [_SelfToParam(rename).visit(ast.parse(ast.unparse(st)).body[0]) for st in region]
+    sig_params = [f"{x}: {tp}" for x, tp in inputs] + [f"{rename[at]}: {tp}" for at, tp in attrs]
+    first, last = region[0].lineno, region[-1].end_lineno or region[-1].lineno
+    func_lines = [f"def {name}({', '.join(sig_params)}) -> torch.Tensor:",
+                  "    " + fill(_need("region-op", s.torch), function=fn.name, first=str(first), last=str(last))]
+    for st in stmts:
+        func_lines += ["    " + ln for ln in ast.unparse(ast.fix_missing_locations(st)).split("\n")]
+    func_lines.append(f"    return {out}")
+    lines = _lines(text)
+    l0, l1 = first - 1, last - 1
+    if lines[l0][: region[0].col_offset].strip() or _same_line_tail(lines[l1], region[-1]):
+        raise PlanError("the lines share a line with another statement")
+    indent = _indent_of(lines[l0])
+    call_text = f"{out} = {name}({', '.join([x for x, _ in inputs] + [f'self.{at}' for at, _ in attrs])})"
+    lines = lines[:l0] + [indent + call_text + nl] + lines[l1 + 1 :]
+    top = _top_level_of(ast.parse("".join(lines)), fn.lineno)
+    if top is None:
+        return None
+    after_top = top.end_lineno or top.lineno
+    lines = lines[:after_top] + [nl, nl] + [ln + nl for ln in func_lines] + lines[after_top:]
+    text1 = "".join(lines)
+    if not _has_torch_import(tree):
+        text1 = _insert_after_imports(text1, [_need("torch-import", s.torch)], ast.parse(text1))
+    tree1 = ast.parse(text1)
+    site = next(n for n in ast.walk(tree1) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                and ast.unparse(n.value.func) == name)
+    newfn = next(n for n in tree1.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    module = module_of(s.culprit.file, source_root(s.diagnosis.chain)) if s.culprit else None
+    qualified = f"{module or Path(where.path).stem}.{name}"
+    note = (f"{_rel(where.path)}:{first}-{last}: the lines of `{fn.name}` that compute `{out}` in Python become "
+            f"`{name}` (module level), run as an opaque custom op: the same code computes the same values at run "
+            "time, and dynamo sees one node")
+    return _opaque_call(s, where.path, site.lineno, text1, site, site.value, newfn, tree1, qualified,
+                        (note,) + ((where.moved,) if where.moved else ()),
+                        title=f"Run lines {first}-{last} of `{fn.name}` as an opaque custom op ({_rel(where.path)})",
+                        original=text)
+
+
+def _plan_plain_tensor(s: Situation, loc: Locator) -> Plan | None:
+    """`w = torch.nn.Parameter(torch.ones(n))` in forward, then `x * w`: a Parameter made on every call is a new
+    leaf that no module registers and no optimizer sees; the tensor it wraps gives the same values. Only
+    when the name is read as a value (an operand, an argument of a torch function, a method's receiver, the
+    return value), never stored on an object, kept in a container or registered."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    fn = _func_at(tree, where.line)
+    if fn is None or fn.name == "__init__":
+        return None
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)):
+        return None
+    call = stmt.value
+    name = _dotted(call.func) or ""
+    aliases = _import_aliases(tree)
+    root, _, rest = name.partition(".")
+    canonical = aliases.get(root, root) + ("." + rest if rest else "")
+    if canonical not in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or len(call.args) != 1 \
+            or any(k.arg != "requires_grad" for k in call.keywords):
+        return None
+    target = stmt.targets[0].id
+    rel = f"{_rel(where.path)}:{where.line}"
+    parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    torch_names = {k for k, v in aliases.items() if v == "torch"}
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Load)):
+            continue
+        par = parents.get(id(n))
+        ok = isinstance(par, (ast.BinOp, ast.UnaryOp, ast.Return, ast.Compare)) \
+            or isinstance(par, ast.Attribute) and isinstance(parents.get(id(par)), ast.Call) \
+            or isinstance(par, ast.Call) and n in par.args and (_root_name(par.func) in torch_names
+                                                              or isinstance(par.func, ast.Attribute)
+                                                              and _root_name(par.func) not in ("self",))
+        if not ok:
+            raise PlanError(f"{rel}: `{target}` is kept or passed on (`{ast.unparse(par)}`): it may have to stay a "
+                            "Parameter")
+    if any(target in _stores(st) for st in _simple_stmts(fn) if st is not stmt):
+        return None
+    text = _read(where.path)
+    inner = ast.unparse(call.args[0])
+    new_text = _replace_span(text, call, inner)
+    return Plan("plain-tensor", f"Use the tensor itself instead of a Parameter made in `{fn.name}` ({rel})",
+                (f"{rel}: `{ast.unparse(call)}` becomes `{inner}`: a Parameter built on every call is a new leaf that "
+                 "nothing registers or trains; the values are the same (its gradient, which nothing reads, is not "
+                 "computed)",) + ((where.moved,) if where.moved else ()),
+                (FileEdit(where.path, text, new_text),), f"plain-tensor:{where.path}:{stmt.lineno}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
 def _plan_where(s: Situation, loc: Locator) -> Plan | None:
     """`if <tensor condition>: x = a [else: x = b]` becomes `x = torch.where(<condition>, a, b or x)`."""
     found = _culprit_stmt(s, loc)
@@ -1830,8 +2237,10 @@ _PLANNERS = {
     "move-import": _plan_move_import,
     "move-to-module": _plan_move_to_module,
     "move-to-init": _plan_move_to_init,
+    "plain-tensor": _plan_plain_tensor,
     "where": _plan_where,
     "guard": _plan_guard,
+    "region-op": _plan_region_op,
     "disable": _plan_disable,
 }
 
