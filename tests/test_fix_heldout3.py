@@ -314,3 +314,29 @@ def test_a_parameter_built_in_forward_and_kept_on_the_object_stays_a_parameter(r
     doc = json.loads(p.stdout)
     assert doc.get("kind") != "plain-tensor"
     assert "plain-tensor" in str(doc.get("reason")) and "kept or passed on" in str(doc.get("reason"))
+
+
+def test_no_op_over_lines_whose_output_shape_depends_on_the_values(repro: Path, tmp_path: Path) -> None:
+    """`torch.bincount(ids)` (torch 2.4, 2.7: a dynamic output shape): a fake derived from one run would give a
+    wrong shape; shapes.toml lists such functions and the op over those lines is not made."""
+    for name, fn in (("bincount-dynamic", "bincount"), ("nonzero-dynamic", "nonzero")):
+        p = cl("fix", str(_gz_log(tmp_path, "t2.4.1", name)), "--format", "json", cwd=repro)
+        import json
+
+        doc = json.loads(p.stdout)
+        assert doc["status"] == "needs-a-person", doc
+        assert f"`{fn}`, whose output shape depends on the values" in str(doc["reason"])
+
+
+def test_an_op_over_lines_checks_at_trace_time_that_its_shape_does_not_follow_the_values(repro: Path) -> None:
+    """A boolean mask or anything else no list names: the derived fake runs the lines on zeros and on ones and
+    stops the trace, saying why, when the shapes differ (instead of a fake of the wrong shape)."""
+    doc = plan(repro, "heldout3-token-histogram.log")
+    shim = next(str(f) for f in doc["files"] if "_crashlens_" in str(f))  # type: ignore[union-attr]
+    cl("fix", str(LOGS / "heldout3-token-histogram.log"), "--apply", cwd=repro)
+    fake = ast.unparse(method((repro / shim).read_text(), "_fake"))
+    assert "torch.ones_like(a)" in fake and "depends on the values of its inputs" in fake
+    assert reverted(repro, "heldout3/token_histogram.py")
+    # an opaque op of a library's entry point (a known function, called as it is) has no such check
+    doc = plan(repro, "heldout2-adapter-json.log")
+    assert "ones_like" not in str(doc["diff"])

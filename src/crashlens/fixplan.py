@@ -681,7 +681,8 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
 
 def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, stmt: ast.stmt, call: ast.Call,
                  fn: ast.FunctionDef | ast.AsyncFunctionDef, ctree: ast.AST, qualified: str,
-                 extra_notes: tuple[str, ...] = (), title: str | None = None, original: str | None = None) -> Plan:
+                 extra_notes: tuple[str, ...] = (), title: str | None = None, original: str | None = None,
+                 check_values: bool = False) -> Plan:
     """The call `call` (in `stmt`, at site_path:site_line) of `fn` made a call of a shim module beside the site,
     which makes `fn` an opaque custom op; `site_text` is the site's text the call is in (`original` the file's
     text on disk, when the plan changed it before)."""
@@ -752,7 +753,9 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
         fake_body = rule["body"].rstrip("\n")
         fake_note = f"The fake gives the real output shapes and dtypes by the catalog's shape rule `{rule['id']}`."
     else:
-        fake_body = fill(_need("derived-fake", s.torch), qualified=qualified, op_names=", ".join(op_names))
+        check = fill(_need("derived-fake-check", s.torch), qualified=qualified) if check_values else ""
+        fake_body = fill(_need("derived-fake", s.torch), qualified=qualified, op_names=", ".join(op_names),
+                         value_check=check)
         fake_note = ("The fake's shapes are DERIVED: no shape rule for this function is in the catalog, so it runs "
                      "the real function once per input shape on zero-filled tensors.")
     callee_expr = ast.unparse(call.func)
@@ -1788,6 +1791,11 @@ _TORCH_NOT_TENSOR = frozenset({"is_tensor", "numel", "is_floating_point", "is_co
                                "is_inference_mode_enabled", "get_num_threads", "autocast"})
 
 
+def _value_dependent() -> list[str]:
+    """shapes.toml's torch functions whose output shape depends on the input's values."""
+    return list(_load_toml(_patches_dir() / "shapes.toml").get("value_dependent", {}).get("names", []))
+
+
 def _tensorish(v: ast.expr | None, tensors: set[str], torch_names: set[str]) -> bool:
     """Whether an expression makes a tensor, as far as its form says: a torch call (`torch.ones(n)`,
     `torch.from_numpy(a)`), a tensor's method or operator, a tensor's element. Not a conversion to a Python
@@ -2002,6 +2010,11 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
             if all(x != par.attr for x, _ in attrs):
                 attrs.append((par.attr, typ))
     input_names = {x for x, _ in inputs}
+    dynamic = sorted({_terminal(n.func) or "" for st in region for n in ast.walk(st) if isinstance(n, ast.Call)}
+                     & set(_value_dependent()))
+    if dynamic:
+        raise PlanError(f"{rel}: the lines call `{dynamic[0]}`, whose output shape depends on the values: no fake "
+                        "can give it")
     for st in region:
         for n in ast.walk(st):
             if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store) \
@@ -2063,7 +2076,7 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     return _opaque_call(s, where.path, site.lineno, text1, site, site.value, newfn, tree1, qualified,
                         (note,) + ((where.moved,) if where.moved else ()),
                         title=f"Run lines {first}-{last} of `{fn.name}` as an opaque custom op ({_rel(where.path)})",
-                        original=text)
+                        original=text, check_values=True)
 
 
 def _plan_plain_tensor(s: Situation, loc: Locator) -> Plan | None:
