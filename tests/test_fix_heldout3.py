@@ -340,3 +340,20 @@ def test_an_op_over_lines_checks_at_trace_time_that_its_shape_does_not_follow_th
     # an opaque op of a library's entry point (a known function, called as it is) has no such check
     doc = plan(repro, "heldout2-adapter-json.log")
     assert "ones_like" not in str(doc["diff"])
+
+
+def test_signatures_check_validates_the_patch_data_the_planner_reads() -> None:
+    from crashlens import fixplan
+    from crashlens.sigcheck import patch_problems
+
+    assert patch_problems() == []
+    consts = fixplan.process_constants()
+    consts.append({"call": "cpu_count", "why": "no module"})
+    fixplan.clocks().append({"call": "time.perf_counter", "dynamo": ["not dotted"]})
+    try:
+        problems = patch_problems()
+    finally:
+        consts.pop()
+        fixplan.clocks().pop()
+    assert any("[[constant]] call 'cpu_count'" in p for p in problems)
+    assert any("[[clock]] time.perf_counter: field 'dynamo'" in p for p in problems)
