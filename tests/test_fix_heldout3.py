@@ -357,3 +357,56 @@ def test_signatures_check_validates_the_patch_data_the_planner_reads() -> None:
         fixplan.clocks().pop()
     assert any("[[constant]] call 'cpu_count'" in p for p in problems)
     assert any("[[clock]] time.perf_counter: field 'dynamo'" in p for p in problems)
+
+
+# --- the same mechanisms, in the forms the recorded programs do not use -----------------------------------
+
+
+def _diagnosis(log: str):  # type: ignore[no-untyped-def]
+    from crashlens.cli.scan import run_scan
+
+    return next(d for d in run_scan((str(LOGS / log),), (), False).diagnoses if d.fatal)
+
+
+def test_a_probe_whose_argument_is_a_module_attribute_is_read_once_at_module_level(repro: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`ctypes.sizeof(ctypes.c_void_p)` (a C type is no run-time value) moves like `os.cpu_count()`; the same
+    call with a local value does not."""
+    from crashlens._struct import replace
+    from crashlens.fixplan import Locator, Plan, forget_files, plan_fix
+
+    monkeypatch.chdir(repro)
+    f = repro / "heldout3" / "cpu_count_chunks.py"
+    src = f.read_text()
+    f.write_text(src.replace("import os\n", "import ctypes\n").replace(
+        "min(os.cpu_count() or 1, x.shape[0])", "min(ctypes.sizeof(ctypes.c_void_p), x.shape[0])"))
+    d = _diagnosis("heldout3-cpu-count-chunks.log")
+    # the program is not the one recorded: its frames are read from the file, not checked against the log
+    d = replace(d, callee="_ctypes.sizeof", chain=tuple(replace(f, source=None) for f in d.chain),
+                culprit=replace(d.culprit, source=None))
+    forget_files()
+    p = plan_fix(d, Locator([str(repro)], []), "2.13.0")
+    assert isinstance(p, Plan) and p.kind == "move-to-module", p
+    after = p.edits[0].after
+    assert "_CRASHLENS_CTYPES_SIZEOF = ctypes.sizeof(ctypes.c_void_p)" in after
+    f.write_text(src.replace("min(os.cpu_count() or 1, x.shape[0])", "min(os.cpu_count(x.shape[0]) or 1, 2)"))
+    forget_files()
+    d = replace(d, callee="posix.cpu_count")
+    p = plan_fix(d, Locator([str(repro)], []), "2.13.0")
+    assert not (isinstance(p, Plan) and p.kind == "move-to-module"), p
+
+
+def test_a_clock_inside_an_expression_is_still_a_clock_reading() -> None:
+    from crashlens.fixplan import _reads_clock
+
+    tree = ast.parse("import time as t\nfrom time import monotonic\n")
+    assert _reads_clock(ast.parse("deadline = t.monotonic() + budget").body[0], tree)
+    assert _reads_clock(ast.parse("start = monotonic()").body[0], tree)
+    assert not _reads_clock(ast.parse("n = len(t.tzname)").body[0], tree)
+
+
+def test_a_lazy_set_up_tested_with_getattr_moves_to_init_too(repro: Path) -> None:
+    f = repro / "heldout3" / "hook_in_forward.py"
+    src = f.read_text()
+    assert "        if self.handle is None:\n" in src
+    f.write_text(src.replace("        if self.handle is None:\n", '        if getattr(self, "handle", None) is None:\n'))
+    assert plan(repro, "heldout3-hook-in-forward.log")["kind"] == "move-to-init"

@@ -1225,15 +1225,18 @@ def clocks() -> list[dict[str, Any]]:
 
 def _reads_clock(stmt: ast.stmt, tree: ast.Module) -> bool:
     """`t0 = time.perf_counter()`: the statement's value is a clock's reading (signatures/patches/constants.toml)."""
-    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or not isinstance(stmt.value, ast.Call):
-        return False
-    name = _dotted(stmt.value.func)
-    if name is None:
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
         return False
     aliases = _import_aliases(tree)
-    root, _, rest = name.partition(".")
-    canonical = aliases.get(root, root) + ("." + rest if rest else "")
-    return canonical in {c["call"] for c in clocks()}
+    known = {c["call"] for c in clocks()}
+    for node in ast.walk(stmt.value):  # `t0 = time.perf_counter()`, `deadline = time.monotonic() + budget`
+        name = _dotted(node.func) if isinstance(node, ast.Call) else None
+        if name is None:
+            continue
+        root, _, rest = name.partition(".")
+        if aliases.get(root, root) + ("." + rest if rest else "") in known:
+            return True
+    return False
 
 
 def _leaves_loop_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -1563,7 +1566,13 @@ def _hoist_constant_probe(s: Situation, where: Located, tree: ast.Module, fn: as
         if callee and callee not in (canonical, *entry.get("dynamo", [])) \
                 and callee.rsplit(".", 1)[-1] != canonical.rsplit(".", 1)[-1]:
             continue  # a probe, but not the call dynamo stopped at
-        if not all(_literal(x) or (isinstance(x, ast.Name) and x.id in consts) for _, x in _call_items(node)):
+        def constant(x: ast.expr) -> bool:
+            # a literal, the module's own constant, or a module's attribute (`ctypes.c_void_p`)
+            dotted = _dotted(x) if isinstance(x, ast.Attribute) else None
+            return _literal(x) or (isinstance(x, ast.Name) and x.id in consts) or (
+                dotted is not None and dotted.split(".")[0] in aliases and dotted.split(".")[0] not in local)
+
+        if not all(constant(x) for _, x in _call_items(node)):
             raise PlanError(f"`{ast.unparse(node)}` passes values known only at run time: it cannot move to module level")
         found.append((node, canonical))
     if not found or len({ast.unparse(c) for c, _ in found}) != 1:
@@ -1686,12 +1695,18 @@ _RANDOM_DRAW = re.compile(r"\b(?:rand\w*|random\w*|normal_?|uniform_?|bernoulli_
 
 
 def _lazy_attr(test: ast.expr) -> str | None:
-    """`self.handle is None` / `not hasattr(self, "handle")`: the attribute a lazy set-up fills in, or None."""
+    """`self.handle is None` / `getattr(self, "handle", None) is None` / `not hasattr(self, "handle")`: the
+    attribute a lazy set-up fills in, or None."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
             and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
         left = test.left
         if isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self":
             return left.attr
+        if isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "getattr" \
+                and len(left.args) == 3 and isinstance(left.args[0], ast.Name) and left.args[0].id == "self" \
+                and isinstance(left.args[1], ast.Constant) and isinstance(left.args[1].value, str) \
+                and isinstance(left.args[2], ast.Constant) and left.args[2].value is None:
+            return left.args[1].value  # `getattr(self, "cache", None) is None`
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call):
         c = test.operand
         if isinstance(c.func, ast.Name) and c.func.id == "hasattr" and len(c.args) == 2 \
@@ -1836,6 +1851,28 @@ def _assigns_in_order(stmts: list[ast.stmt]) -> list[tuple[str, ast.expr]]:
             elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
                 out.append((n.target.id, n.value))
     return sorted(out, key=lambda a: (a[1].lineno, a[1].col_offset))
+
+
+def _python_type_of(name: str, stmts: list[ast.stmt]) -> str | None:
+    """`n = x.shape[0]`, `n = len(ids)`, `k = int(...)`: a local every assignment of which makes an int (or
+    a float: `float(...)`)."""
+    kinds: set[str] = set()
+    for target, v in _assigns_in_order(stmts):
+        if target != name:
+            continue
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("len", "int", "float"):
+            kinds.add("float" if v.func.id == "float" else "int")
+        elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("numel", "dim") \
+                or isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "size" and v.args:
+            kinds.add("int")
+        elif isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) and v.value.attr == "shape" \
+                and not isinstance(v.slice, ast.Slice):
+            kinds.add("int")
+        elif isinstance(v, ast.Constant) and type(v.value) in _PY_TYPES:
+            kinds.add(_PY_TYPES[type(v.value)])
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _init_attr_type(cls: ast.ClassDef, attr: str) -> str | None:
@@ -1985,7 +2022,7 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
         if n.id in param_names:
             typ = param_type(param_names[n.id], body)
         elif n.id in before_locals:
-            typ = "torch.Tensor" if n.id in tensors else None
+            typ = "torch.Tensor" if n.id in tensors else _python_type_of(n.id, body[:start])
         else:
             continue
         if typ is None:
@@ -2072,7 +2109,8 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     qualified = f"{module or Path(where.path).stem}.{name}"
     note = (f"{_rel(where.path)}:{first}-{last}: the lines of `{fn.name}` that compute `{out}` in Python become "
             f"`{name}` (module level), run as an opaque custom op: the same code computes the same values at run "
-            "time, and dynamo sees one node")
+            "time, and dynamo sees one node (for inference: no gradient flows through the op; training needs "
+            "torch.library.register_autograd)")
     return _opaque_call(s, where.path, site.lineno, text1, site, site.value, newfn, tree1, qualified,
                         (note,) + ((where.moved,) if where.moved else ()),
                         title=f"Run lines {first}-{last} of `{fn.name}` as an opaque custom op ({_rel(where.path)})",
