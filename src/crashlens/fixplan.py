@@ -1923,10 +1923,14 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     stops on .item()). They become a function of the module, called as an opaque custom op: at run time the
     same Python computes the same values, and dynamo sees one node. Only when they read nothing of the object
     but plain numbers and strings set in __init__, change none of their inputs, and the tensor comes out."""
+    if s.caller is not None:
+        return None  # the culprit is in a library the user's code calls: its entry call is the op to make
     found = _culprit_stmt(s, loc)
     if found is None:
         return None
     where, tree, _ = found
+    if "site-packages" in where.path or "dist-packages" in where.path:
+        return None
     fn = _func_at(tree, where.line)
     if fn is None or isinstance(fn, ast.AsyncFunctionDef) or _top_level_of(tree, fn.lineno) is None:
         return None
