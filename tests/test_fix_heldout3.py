@@ -410,3 +410,13 @@ def test_a_lazy_set_up_tested_with_getattr_moves_to_init_too(repro: Path) -> Non
     assert "        if self.handle is None:\n" in src
     f.write_text(src.replace("        if self.handle is None:\n", '        if getattr(self, "handle", None) is None:\n'))
     assert plan(repro, "heldout3-hook-in-forward.log")["kind"] == "move-to-init"
+
+
+def test_no_op_over_lines_of_a_library_the_user_calls(repro: Path, tmp_path: Path) -> None:
+    """fakeinfer's FusedNorm builds its weight in forward: the culprit is the library's, reached from the user's
+    call; an op over the library's own lines would be a library patch no one asked for."""
+    p = cl("fix", str(_gz_log(tmp_path, "t2.13.0", "lib-parameter")), "--format", "json", cwd=repro)
+    import json
+
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs-a-person" and "region-op" not in str(doc["reason"])
