@@ -231,11 +231,38 @@ def test_a_numpy_generator_made_and_drawn_from_in_forward_goes_into_the_op_with_
     assert reverted(repro, "heldout2/numpy_noise.py")
 
 
+def test_a_generator_made_for_one_draw_goes_into_the_op_with_that_draw_only(repro: Path) -> None:
+    """`g = torch.Generator().manual_seed(self.seed)`, then `return self.fc(x) + 0.01 * torch.randn(x.shape,
+    generator=g)`: a generator is no tensor, but the one call that takes it makes one. The op holds the
+    generator and that call; `self.fc` and the sum stay in the graph."""
+    text = apply_and_read(repro, "heldout2-generator-noise.log", "heldout2/generator_noise.py")
+    fwd = method(text, "forward")
+    assert len(fwd.body) == 1 and ast.unparse(fwd.body[0]).startswith("return self.fc(x) + 0.01 * ")
+    assert ast.unparse(fwd.body[0]).endswith(".forward_lines_14(x, self.seed)")
+    lines = ast.unparse(method(text, "forward_lines_14"))
+    assert "torch.Generator().manual_seed(seed)" in lines and "return torch.randn(x.shape, generator=g)" in lines
+    assert reverted(repro, "heldout2/generator_noise.py")
+
+
 def test_no_op_is_made_when_no_tensor_comes_out_of_the_lines(repro: Path) -> None:
-    """`g = torch.Generator().manual_seed(self.seed)`, used by the return: a generator is no tensor, and an op
-    over the return would swallow `self.fc`: a person decides."""
-    reason = needs_a_person(repro, "heldout2-generator-noise.log")
-    assert "region-op" in reason and "one tensor" in reason
+    """`u = random.random()`, then `return ratio > u`: the draw feeds a comparison, not a call that makes a
+    tensor, and an op over the return would take the whole function: a person decides."""
+    p = cl("fix", str(SAMPLES / "raw" / "random-call.log"), "--format", "json", cwd=repro)
+    import json
+
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs-a-person" and "one tensor" in str(doc["reason"])
+
+
+def test_a_newton_loop_that_stops_on_item_becomes_an_op_over_the_loop(repro: Path) -> None:
+    """`for _ in range(50): ... if (nxt - r).abs().max().item() < tol: break`: the loop computes `r` from `v`
+    and `r`, computed before it (tensors), and `tol` (a float default): the loop is the op."""
+    text = apply_and_read(repro, "heldout2-newton-rsqrt.log", "heldout2/newton_rsqrt.py")
+    lines = method(text, "forward_lines_11")
+    assert {a.arg: ast.unparse(a.annotation) for a in lines.args.args} == {
+        "r": "torch.Tensor", "tol": "float", "v": "torch.Tensor"}
+    assert ast.unparse(method(text, "forward").body[-1]) == "return x * r"
+    assert reverted(repro, "heldout2/newton_rsqrt.py")
 
 
 def test_lines_that_change_their_input_in_place_are_no_op(repro: Path) -> None:

@@ -1853,6 +1853,29 @@ def _assigns_in_order(stmts: list[ast.stmt]) -> list[tuple[str, ast.expr]]:
     return sorted(out, key=lambda a: (a[1].lineno, a[1].col_offset))
 
 
+def _tail_call(body: list[ast.stmt], end: int, name: str, tensors: set[str], torch_names: set[str]) -> ast.Call | None:
+    """The one call in the statement after body[end] that takes every use of `name` (an object made for it: a
+    generator, a numpy RNG), when that call makes a tensor and nothing later reads `name`."""
+    if end + 1 >= len(body):
+        return None
+    nxt = body[end + 1]
+    if not isinstance(nxt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)):
+        return None
+    if any(isinstance(n, ast.Name) and n.id == name for st in body[end + 2 :] for n in ast.walk(st)):
+        return None
+    uses = [n for n in ast.walk(nxt) if isinstance(n, ast.Name) and n.id == name]
+    if not uses:
+        return None
+    best: ast.Call | None = None
+    for c in ast.walk(nxt):
+        if isinstance(c, ast.Call) and all(any(u is n for n in ast.walk(c)) for u in uses):
+            if best is None or any(c is n for n in ast.walk(best)):
+                best = c  # the innermost call that holds every use
+    if best is None or not _tensorish(best, tensors, torch_names):
+        return None
+    return best
+
+
 def _python_type_of(name: str, stmts: list[ast.stmt]) -> str | None:
     """`n = x.shape[0]`, `n = len(ids)`, `k = int(...)`: a local every assignment of which makes an int (or
     a float: `float(...)`)."""
@@ -1993,16 +2016,24 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
                     if _tensorish(v, tensors, torch_names):
                         tensors.add(name)
                 if choice[1] in tensors:
+                    choice = (end, choice[1], None)
+                    break
+                tail = _tail_call(body, end, choice[1], tensors, torch_names)
+                if tail is not None:
+                    # `g = torch.Generator().manual_seed(s)`, then `... torch.randn(x.shape, generator=g)`: the
+                    # object is made only for that call, whose tensor comes out
+                    choice = (end, choice[1], tail)
                     break
                 choice = None
         if choice is None:
             raise PlanError(f"{rel}: no run of statements from here computes one tensor the rest of "
                             f"`{fn.name}` uses: make an opaque op of that computation by hand")
-        end, out = choice
+        end, out, tail = choice
         region = body[start : end + 1]
         before_locals = {n.id for st in body[:start] for n in ast.walk(st) if isinstance(n, ast.Name)
                          and isinstance(n.ctx, ast.Store)}
-        loads = [n for st in region for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        parts: list[ast.AST] = [*region, *([tail] if tail is not None else [])]
+        loads = [n for st in parts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         needed_earlier = [n.id for n in loads if n.id in before_locals and n.id not in {p.arg for p in params}]
         pulled = False
         if needed_earlier and start > 0:
@@ -2032,9 +2063,9 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
         if typ is None:
             raise PlanError(f"{rel}: the lines read `{n.id}`, whose type crashlens cannot tell: make an opaque op by hand")
         inputs.append((n.id, typ))
-    parents = {id(c): p for st in region for p in ast.walk(st) for c in ast.iter_child_nodes(p)}
+    parents = {id(c): p for st in parts for p in ast.walk(st) for c in ast.iter_child_nodes(p)}
     attrs: list[tuple[str, str]] = []
-    for st in region:
+    for st in parts:
         for n in ast.walk(st):
             if not (isinstance(n, ast.Name) and n.id == "self"):
                 continue
@@ -2051,7 +2082,7 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
             if all(x != par.attr for x, _ in attrs):
                 attrs.append((par.attr, typ))
     input_names = {x for x, _ in inputs}
-    dynamic = sorted({_terminal(n.func) or "" for st in region for n in ast.walk(st) if isinstance(n, ast.Call)}
+    dynamic = sorted({_terminal(n.func) or "" for st in parts for n in ast.walk(st) if isinstance(n, ast.Call)}
                      & set(_value_dependent()))
     if dynamic:
         raise PlanError(f"{rel}: the lines call `{dynamic[0]}`, whose output shape depends on the values: no fake "
@@ -2083,20 +2114,28 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     if name in module_names:
         raise PlanError(f"{rel}: the module already has a `{name}`")
     stmts = [_SelfToParam(rename).visit(ast.parse(ast.unparse(st)).body[0]) for st in region]
+    if tail is not None:
+        stmts.append(_SelfToParam(rename).visit(ast.parse("return " + ast.unparse(tail)).body[0]))
     sig_params = [f"{x}: {tp}" for x, tp in inputs] + [f"{rename[at]}: {tp}" for at, tp in attrs]
     first, last = region[0].lineno, region[-1].end_lineno or region[-1].lineno
     func_lines = [f"def {name}({', '.join(sig_params)}) -> torch.Tensor:",
                   "    " + fill(_need("region-op", s.torch), function=fn.name, first=str(first), last=str(last))]
     for st in stmts:
         func_lines += ["    " + ln for ln in ast.unparse(ast.fix_missing_locations(st)).split("\n")]
-    func_lines.append(f"    return {out}")
+    if tail is None:
+        func_lines.append(f"    return {out}")
     lines = _lines(text)
     l0, l1 = first - 1, last - 1
     if lines[l0][: region[0].col_offset].strip() or _same_line_tail(lines[l1], region[-1]):
         raise PlanError("the lines share a line with another statement")
     indent = _indent_of(lines[l0])
-    call_text = f"{out} = {name}({', '.join([x for x, _ in inputs] + [f'self.{at}' for at, _ in attrs])})"
-    lines = lines[:l0] + [indent + call_text + nl] + lines[l1 + 1 :]
+    args_text = ", ".join([x for x, _ in inputs] + [f"self.{at}" for at, _ in attrs])
+    if tail is None:
+        lines = lines[:l0] + [indent + f"{out} = {name}({args_text})" + nl] + lines[l1 + 1 :]
+    else:
+        # the call that takes the object becomes the op's call, then the lines that made the object go
+        lines = _lines(_replace_span("".join(lines), tail, f"{name}({args_text})"))
+        lines = lines[:l0] + lines[l1 + 1 :]
     top = _top_level_of(ast.parse("".join(lines)), fn.lineno)
     if top is None:
         return None
@@ -2106,16 +2145,19 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     if not _has_torch_import(tree):
         text1 = _insert_after_imports(text1, [_need("torch-import", s.torch)], ast.parse(text1))
     tree1 = ast.parse(text1)
-    site = next(n for n in ast.walk(tree1) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-                and ast.unparse(n.value.func) == name)
+    call1 = next(n for n in ast.walk(tree1) if isinstance(n, ast.Call) and ast.unparse(n.func) == name)
+    site = _stmt_at(tree1, call1.lineno)
+    if site is None:
+        return None
     newfn = next(n for n in tree1.body if isinstance(n, ast.FunctionDef) and n.name == name)
     module = module_of(s.culprit.file, source_root(s.diagnosis.chain)) if s.culprit else None
     qualified = f"{module or Path(where.path).stem}.{name}"
-    note = (f"{_rel(where.path)}:{first}-{last}: the lines of `{fn.name}` that compute `{out}` in Python become "
+    what = f"`{out}`" if tail is None else f"`{out}` and `{ast.unparse(tail)}`"
+    note = (f"{_rel(where.path)}:{first}-{last}: the lines of `{fn.name}` that compute {what} in Python become "
             f"`{name}` (module level), run as an opaque custom op: the same code computes the same values at run "
             "time, and dynamo sees one node (for inference: no gradient flows through the op; training needs "
             "torch.library.register_autograd)")
-    return _opaque_call(s, where.path, site.lineno, text1, site, site.value, newfn, tree1, qualified,
+    return _opaque_call(s, where.path, call1.lineno, text1, site, call1, newfn, tree1, qualified,
                         (note,) + ((where.moved,) if where.moved else ()),
                         title=f"Run lines {first}-{last} of `{fn.name}` as an opaque custom op ({_rel(where.path)})",
                         original=text, check_values=True)
