@@ -74,10 +74,11 @@ def test_a_probe_whose_module_is_imported_inside_forward_is_not_moved(repro: Pat
 # --- a one-time set-up in forward: done in __init__ ---------------------------------------------------------
 
 
-def test_a_hook_registered_once_in_forward_is_registered_in_init_and_forward_keeps_its_check(repro: Path) -> None:
+def test_a_hook_registered_once_in_forward_is_registered_in_init_instead(repro: Path) -> None:
     """`if self.handle is None: self.handle = self.inner.register_forward_hook(...)`: a guard would leave the hook
-    unregistered under compile (a wrong result); the set-up uses nothing of the call, so it is done at the end of
-    __init__, and forward's `if` is false from the first call on: dynamo never traces it."""
+    unregistered under compile (a wrong result); the set-up uses nothing of the call, so it moves to the end of
+    __init__. Left in forward, its test would make dynamo read the RemovableHandle it stored (torch 2.13 cannot
+    represent one made in another frame): forward keeps only the call."""
     doc = plan(repro, "heldout3-hook-in-forward.log")
     assert doc["kind"] == "move-to-init"
     text = apply_and_read(repro, "heldout3-hook-in-forward.log", "heldout3/hook_in_forward.py")
@@ -88,7 +89,7 @@ def test_a_hook_registered_once_in_forward_is_registered_in_init_and_forward_kee
     # the store of None comes before it, so the set-up runs
     assert [ast.unparse(st) for st in init.body].index("self.handle = None") < len(init.body) - 1
     fwd = method(text, "forward")
-    assert ast.unparse(fwd) == ast.unparse(method((REPRO / "heldout3/hook_in_forward.py").read_text(), "forward"))
+    assert [ast.unparse(st) for st in fwd.body] == ["return self.inner(x)"]
     assert reverted(repro, "heldout3/hook_in_forward.py")
 
 

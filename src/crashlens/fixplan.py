@@ -1718,9 +1718,8 @@ def _lazy_attr(test: ast.expr) -> str | None:
 
 def _plan_move_to_init(s: Situation, loc: Locator) -> Plan | None:
     """`if self.handle is None: self.handle = self.inner.register_forward_hook(...)` in forward: a one-time
-    set-up that uses nothing of the call (only `self` and module-level names) is done at the end of
-    `__init__` too. The `if` stays in forward: its test is false from the first call on, so dynamo never
-    traces the set-up, and eager does what it did."""
+    set-up that uses nothing of the call (only `self` and module-level names) moves to the end of
+    `__init__`: it is done when the object is built instead of on its first call, and dynamo never sees it."""
     found = _culprit_stmt(s, loc)
     if found is None:
         return None
@@ -1779,16 +1778,22 @@ def _plan_move_to_init(s: Situation, loc: Locator) -> Plan | None:
         moved[-1] += nl
     note = dst_indent + fill(_need("move-to-init", s.torch), function=fn.name, line=str(node.lineno)) + nl
     at = last.end_lineno or last.lineno  # after __init__'s last statement
-    new_lines = lines[:at] + [note] + moved + lines[at:]
+    # moved, not copied: left in forward, its test would read the attribute, and dynamo cannot always
+    # represent what the set-up stored there (a hook's RemovableHandle, made in another frame)
+    rest = [_indent_of(lines[l0]) + "pass" + nl] if all(st is node for st in fn.body) else []
+    if at <= l0:
+        new_lines = lines[:at] + [note] + moved + lines[at:l0] + rest + lines[l1 + 1 :]
+    else:
+        new_lines = lines[:l0] + rest + lines[l1 + 1 : at] + [note] + moved + lines[at:]
     new_text = "".join(new_lines)
     try:
         ast.parse(new_text)
     except SyntaxError:
         raise PlanError(f"{rel}: the set-up cannot be copied into __init__ as it is") from None
-    return Plan("move-to-init", f"Do the one-time set-up at {rel} in `{cls.name}.__init__` too",
-                (f"{rel}: `if {ast.unparse(node.test)}:` now runs at the end of `{cls.name}.__init__` as well; in "
-                 f"`{fn.name}` its test is false from the first call on, so dynamo never traces the set-up "
-                 "(it happens when the object is built instead of on the first call)",)
+    return Plan("move-to-init", f"Move the one-time set-up at {rel} to `{cls.name}.__init__`",
+                (f"{rel}: `if {ast.unparse(node.test)}:` and its block move from `{fn.name}` to the end of "
+                 f"`{cls.name}.__init__`: the set-up happens when the object is built instead of on the first "
+                 "call, and dynamo never traces it",)
                 + ((where.moved,) if where.moved else ()),
                 (FileEdit(where.path, text, new_text),), f"move-to-init:{where.path}:{node.lineno}", s.diagnosis.id,
                 s.diagnosis.signature)
