@@ -2023,7 +2023,11 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
                 if choice[1] in tensors:
                     choice = (end, choice[1], None)
                     break
-                tail = _tail_call(body, end, choice[1], tensors, torch_names)
+                made = [v for name, v in _assigns_in_order(region) if name == choice[1]]
+                # an object built by a call (a generator, an RNG), not a container whose length the values
+                # may decide (`rows = [kv[i] for i in range(int(n.item()))]`)
+                tail = _tail_call(body, end, choice[1], tensors, torch_names) \
+                    if len(made) == 1 and isinstance(made[0], ast.Call) else None
                 if tail is not None:
                     # `g = torch.Generator().manual_seed(s)`, then `... torch.randn(x.shape, generator=g)`: the
                     # object is made only for that call, whose tensor comes out
