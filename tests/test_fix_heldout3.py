@@ -448,3 +448,20 @@ def test_no_op_over_lines_of_a_library_the_user_calls(repro: Path, tmp_path: Pat
 
     doc = json.loads(p.stdout)
     assert doc["status"] == "needs-a-person" and "region-op" not in str(doc["reason"])
+
+
+def test_an_op_over_lines_takes_a_buffer_of_the_object_as_a_tensor_and_never_changes_it(repro: Path) -> None:
+    """`factors = self.base.clone()` with `self.register_buffer("base", ...)` in __init__: the buffer is passed
+    to the op as a tensor; `self.base.mul_(...)` in the lines would change the object: no op."""
+    f = repro / "heldout3" / "token_histogram.py"
+    src = f.read_text()
+    init_line = "        self.penalty = penalty\n"
+    assert init_line in src and "        factors = torch.ones(self.vocab)\n" in src
+    src = src.replace(init_line, '        self.penalty = penalty; self.register_buffer("base", torch.ones(vocab))\n')
+    f.write_text(src.replace("        factors = torch.ones(self.vocab)\n", "        factors = self.base.clone()\n"))
+    doc = plan(repro, "heldout3-token-histogram.log")
+    assert doc["kind"] == "custom-op"
+    assert "base: torch.Tensor" in str(doc["diff"]) and ", self.base, self.penalty)" in str(doc["diff"])
+    f.write_text(f.read_text().replace("        factors = self.base.clone()\n",
+                                       "        factors = self.base.mul_(1.0)\n"))
+    assert "in place" in needs_a_person(repro, "heldout3-token-histogram.log")

@@ -1841,6 +1841,8 @@ def _tensorish(v: ast.expr | None, tensors: set[str], torch_names: set[str]) -> 
     if isinstance(v, ast.Subscript):
         return _tensorish(v.value, tensors, torch_names)
     if isinstance(v, ast.Attribute):
+        if isinstance(v.value, ast.Name) and v.value.id == "self":
+            return f"self.{v.attr}" in tensors  # a buffer or Parameter the object keeps
         return v.attr in ("T", "mT", "H", "mH", "real", "imag", "data") and _tensorish(v.value, tensors, torch_names)
     if isinstance(v, ast.IfExp):
         return _tensorish(v.body, tensors, torch_names) and _tensorish(v.orelse, tensors, torch_names)
@@ -1904,8 +1906,9 @@ def _python_type_of(name: str, stmts: list[ast.stmt]) -> str | None:
 
 
 def _init_attr_type(cls: ast.ClassDef, attr: str) -> str | None:
-    """The Python type of `self.<attr>` as __init__ sets it: a literal, or a parameter with a literal default
-    or a plain annotation (`self.vocab = vocab` with `vocab=12`: int)."""
+    """The type of `self.<attr>` as __init__ sets it: a literal, or a parameter with a literal default or a plain
+    annotation (`self.vocab = vocab` with `vocab=12`: int); a tensor for a registered buffer, a Parameter or a
+    torch call's result."""
     init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
     if init is None:
         return None
@@ -1915,11 +1918,19 @@ def _init_attr_type(cls: ast.ClassDef, attr: str) -> str | None:
     defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
     anns = {p.arg: p.annotation for p in [*params, *a.kwonlyargs] if p.annotation is not None}
     found: list[str | None] = []
+    torch_names = {"torch"}
     for n in ast.walk(init):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and n.args \
+                and isinstance(n.args[0], ast.Constant) and n.args[0].value == attr:
+            found.append("torch.Tensor")  # self.register_buffer("scale", torch.ones(n))
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
                                              and t.value.id == "self" and t.attr == attr for t in n.targets):
             v = n.value
-            if isinstance(v, ast.Constant) and type(v.value) in _PY_TYPES:
+            if isinstance(v, ast.Call) and (_dotted(v.func) or "").endswith("nn.Parameter") \
+                    or _tensorish(v, set(), torch_names):
+                found.append("torch.Tensor")  # a Parameter or a tensor the object keeps
+            elif isinstance(v, ast.Constant) and type(v.value) in _PY_TYPES:
                 found.append(_PY_TYPES[type(v.value)])
             elif isinstance(v, ast.Name) and v.id in anns and ast.unparse(anns[v.id]) in _PY_TYPES.values():
                 found.append(ast.unparse(anns[v.id]))
@@ -2014,6 +2025,10 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
                 before = {n.id for st in body[:start] for n in ast.walk(st) if isinstance(n, ast.Name)
                           and isinstance(n.ctx, ast.Store)}
                 tensors = {p.arg for p in params if param_type(p, body) == "torch.Tensor"}
+                if cls is not None:
+                    tensors |= {f"self.{n.attr}" for st in region for n in ast.walk(st)
+                                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                                and n.value.id == "self" and _init_attr_type(cls, n.attr) == "torch.Tensor"}
                 for name, v in _assigns_in_order(body[:start]):
                     if _tensorish(v, tensors, torch_names):
                         tensors.add(name)
@@ -2082,12 +2097,12 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
             if not isinstance(par, ast.Attribute) or not isinstance(par.ctx, ast.Load) or cls is None:
                 raise PlanError(f"{rel}: the lines use the object itself (`self`): make an opaque op by hand")
             up = parents.get(id(par))
-            if isinstance(up, (ast.Call, ast.Attribute, ast.Subscript)) and getattr(up, "func", None) is par \
-                    or isinstance(up, ast.Attribute):
-                raise PlanError(f"{rel}: the lines call or reach into `self.{par.attr}`: make an opaque op by hand")
             typ = _init_attr_type(cls, par.attr)
+            if isinstance(up, ast.Call) and up.func is par or isinstance(up, ast.Attribute) and typ != "torch.Tensor":
+                raise PlanError(f"{rel}: the lines call or reach into `self.{par.attr}`: make an opaque op by hand")
             if typ is None:
-                raise PlanError(f"{rel}: `self.{par.attr}` is not a plain number or string set in __init__")
+                raise PlanError(f"{rel}: `self.{par.attr}` is not a plain number or string, nor a tensor, set in "
+                                "__init__")
             if all(x != par.attr for x, _ in attrs):
                 attrs.append((par.attr, typ))
     input_names = {x for x, _ in inputs}
@@ -2102,7 +2117,7 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
                     and _root_name(n.value) in input_names | {"self"}:
                 raise PlanError(f"{rel}: the lines change their input `{ast.unparse(n)}`: an opaque op may not")
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
-                    and not n.func.attr.startswith("_") and _root_name(n.func.value) in input_names:
+                    and not n.func.attr.startswith("_") and _root_name(n.func.value) in input_names | {"self"}:
                 raise PlanError(f"{rel}: the lines change their input in place (`{ast.unparse(n.func)}`)")
             if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in input_names \
                     and n.target.id in {x for x, tp in inputs if tp == "torch.Tensor"}:
