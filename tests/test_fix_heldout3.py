@@ -465,3 +465,40 @@ def test_an_op_over_lines_takes_a_buffer_of_the_object_as_a_tensor_and_never_cha
     f.write_text(f.read_text().replace("        factors = self.base.clone()\n",
                                        "        factors = self.base.mul_(1.0)\n"))
     assert "in place" in needs_a_person(repro, "heldout3-token-histogram.log")
+
+
+def test_a_first_call_report_is_not_moved_to_init(repro: Path) -> None:
+    """`if self.handle is None:` whose block also prints: a report of the first call, not a set-up; done in
+    __init__ it would print when the object is built."""
+    f = repro / "heldout3" / "hook_in_forward.py"
+    src = f.read_text()
+    line = "            self.handle = self.inner.register_forward_hook(lambda mod, inp, out: out.clamp(-0.5, 0.5))\n"
+    f.write_text(src.replace(line, line + '            print("hook registered")\n'))
+    p = cl("fix", str(LOGS / "heldout3-hook-in-forward.log"), "--format", "json", cwd=repro)
+    import json
+
+    assert json.loads(p.stdout).get("kind") != "move-to-init"
+
+
+def test_a_probe_printed_for_its_own_sake_is_left_to_the_guard(repro: Path) -> None:
+    """`print(os.cpu_count())` would move the count and keep a print dynamo cannot trace: the guard skips the
+    report whole, in one round."""
+    from crashlens._struct import replace
+    from crashlens.fixplan import Locator, Plan, forget_files, plan_fix
+
+    f = repro / "heldout3" / "cpu_count_chunks.py"
+    src = f.read_text()
+    f.write_text(src.replace("        n = max(1, min(os.cpu_count() or 1, x.shape[0]))\n",
+                             "        print(os.cpu_count())\n        n = 2\n"))
+    d = _diagnosis("heldout3-cpu-count-chunks.log")
+    d = replace(d, chain=tuple(replace(fr, source=None) for fr in d.chain), culprit=replace(d.culprit, source=None))
+    forget_files()
+    import os
+
+    old = os.getcwd()
+    os.chdir(repro)
+    try:
+        p = plan_fix(d, Locator([str(repro)], []), "2.13.0")
+    finally:
+        os.chdir(old)
+    assert isinstance(p, Plan) and p.kind == "guard", p

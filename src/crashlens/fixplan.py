@@ -1544,6 +1544,8 @@ def _hoist_constant_probe(s: Situation, where: Located, tree: ast.Module, fn: as
     """`n = min(os.cpu_count() or 1, x.shape[0])`: a call of the catalog's process constants (a machine or
     interpreter fact, signatures/patches/constants.toml) with constant arguments, that dynamo cannot trace,
     computed once at module level; the statement reads the value. Its other parts stay as they were."""
+    if isinstance(stmt, ast.Expr):
+        return None  # `print(os.cpu_count())`: a call for its effect, which the guard skips whole
     known = {c["call"]: c for c in process_constants()}
     aliases = _import_aliases(tree)
     local = _function_locals(fn)
@@ -1755,6 +1757,9 @@ def _plan_move_to_init(s: Situation, loc: Locator) -> Plan | None:
     if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Break, ast.Continue, ast.Raise, ast.Await))
            and _owner(fn, n) for st in node.body for n in ast.walk(st)):
         return None
+    if any(isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and _root_name(st.value.func) not in ("self",)
+           for st in ast.walk(node) if isinstance(st, ast.stmt)):
+        return None  # `print(...)`, `logger.info(...)` in the block: a report of the first call, not a set-up
     if _RANDOM_DRAW.search(ast.unparse(node)):
         raise PlanError(f"{rel}: the set-up draws random numbers: done in __init__ it would draw earlier and "
                         "change what the program computes")
