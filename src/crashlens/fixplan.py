@@ -20,13 +20,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The fix kinds, best first when several could be made for one crash.
-KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "where", "guard",
-         "disable")
+KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "move-to-init",
+         "plain-tensor", "where", "guard", "region-op", "disable")
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
                    "torch._dynamo.", "torch.fx.experimental.symbolic_shapes.", "torchdynamo.", "torchinductor.")
-# Signatures whose failure is the program's own: eager fails the same way.
-_EAGER_TOO_HINTS = ("observed-exception", "missing-dict-key")
+# A signature tagged so in signatures/ is a failure of the program's own (an exception its code raises): eager
+# fails the same way, and `crashlens fix` leaves the program untouched.
+PROGRAM_RAISES = "program-raises"
 _OP_NAME = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\.(\w+))?$")
 
 
@@ -71,6 +72,8 @@ def _load_toml(path: Path) -> dict[str, Any]:
 
 _TEMPLATES: list[dict[str, Any]] = []
 _SHAPES: list[dict[str, Any]] = []
+_CONSTANTS: list[dict[str, Any]] = []
+_CLOCKS: list[dict[str, Any]] = []
 
 
 def _patches_dir() -> Path:
@@ -87,6 +90,13 @@ def shape_rules() -> list[dict[str, Any]]:
     if not _SHAPES:
         _SHAPES.extend(_load_toml(_patches_dir() / "shapes.toml").get("rule", []))
     return _SHAPES
+
+
+def process_constants() -> list[dict[str, Any]]:
+    """signatures/patches/constants.toml: calls whose result is fixed for the life of the process."""
+    if not _CONSTANTS:
+        _CONSTANTS.extend(_load_toml(_patches_dir() / "constants.toml").get("constant", []))
+    return _CONSTANTS
 
 
 def version_tuple(v: str | None) -> tuple[int, ...]:
@@ -233,7 +243,7 @@ class Situation:
 
 def eager_too(d: Diagnosis) -> bool:
     """A failure the program has without torch.compile too: its headline exception is the program's own."""
-    if d.signature in _EAGER_TOO_HINTS:
+    if d.signature is not None and PROGRAM_RAISES in _signature_tags(d.signature):
         return True
     if d.exception is None:
         return False
@@ -241,6 +251,13 @@ def eager_too(d: Diagnosis) -> bool:
     if not etype:
         return False
     return not etype.startswith(_COMPILE_ERRORS)
+
+
+def _signature_tags(sig_id: str) -> tuple[str, ...]:
+    from .catalog import get_catalog
+
+    sig = next((s for s in get_catalog().signatures if s.id == sig_id), None)
+    return sig.tags if sig is not None else ()
 
 
 def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Plan | NoPlan:
@@ -286,8 +303,8 @@ def _order(d: Diagnosis, library: bool = False) -> list[str]:
     culprit is in a library the user's code calls, the opaque op at that call comes first: it changes the
     user's code only, and removes every blocker below the entry at once."""
     by_fix = {"custom-op": ["register-fake", "custom-op"],
-              "precompute": ["assume-constant", "move-import", "move-to-module", "guard"],
-              "rewrite": ["where", "move-to-module", "guard"], "decorate": ["disable"]}
+              "precompute": ["assume-constant", "move-import", "move-to-module", "move-to-init", "guard"],
+              "rewrite": ["plain-tensor", "where", "move-to-module", "move-to-init", "guard"], "decorate": ["disable"]}
     out: list[str] = []
     if d.signature == "missing-fake-impl":
         out.append("register-fake")
@@ -657,6 +674,18 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     fn = _func_named(ctree, callee_f.function, callee.line)
     if fn is None:
         raise PlanError(f"{callee.path}: no function `{callee_f.function}`")
+    qualified = f"{module_of(callee_f.file, source_root(s.diagnosis.chain)) or Path(callee.path).stem}.{fn.name}"
+    moved = tuple(x.moved for x in (site, callee) if x.moved)
+    return _opaque_call(s, site.path, site.line, _read(site.path), stmt, call, fn, ctree, qualified, moved)
+
+
+def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, stmt: ast.stmt, call: ast.Call,
+                 fn: ast.FunctionDef | ast.AsyncFunctionDef, ctree: ast.AST, qualified: str,
+                 extra_notes: tuple[str, ...] = (), title: str | None = None, original: str | None = None,
+                 check_values: bool = False) -> Plan:
+    """The call `call` (in `stmt`, at site_path:site_line) of `fn` made a call of a shim module beside the site,
+    which makes `fn` an opaque custom op; `site_text` is the site's text the call is in (`original` the file's
+    text on disk, when the plan changed it before)."""
     ret = _return_schema(fn, ctree)
     if ret is None:
         raise PlanError(f"`{fn.name}` does not return tensors (an opaque op must)")
@@ -715,44 +744,42 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
         elif seen_default:
             raise PlanError(f"`{fn.name}`'s parameters cannot be passed positionally to an op")
     schema = "(" + ", ".join(p for p, _, _ in op_params) + f") -> {ret}"
-    qualified = f"{module_of(callee_f.file, source_root(s.diagnosis.chain)) or Path(callee.path).stem}.{fn.name}"
-    stem = _ident(Path(site.path).stem)
+    stem = _ident(Path(site_path).stem)
     op = _ident(f"{stem}_{fn.name}")
     shim = f"_crashlens_{op}"
-    shim_path = os.path.join(os.path.dirname(site.path), shim + ".py")
+    shim_path = os.path.join(os.path.dirname(site_path), shim + ".py")
     rule = _shape_rule(fn.name, qualified)
     if rule is not None:
         fake_body = rule["body"].rstrip("\n")
         fake_note = f"The fake gives the real output shapes and dtypes by the catalog's shape rule `{rule['id']}`."
     else:
-        fake_body = fill(_need("derived-fake", s.torch), qualified=qualified, op_names=", ".join(op_names))
+        check = fill(_need("derived-fake-check", s.torch), qualified=qualified) if check_values else ""
+        fake_body = fill(_need("derived-fake", s.torch), qualified=qualified, op_names=", ".join(op_names),
+                         value_check=check)
         fake_note = ("The fake's shapes are DERIVED: no shape rule for this function is in the catalog, so it runs "
                      "the real function once per input shape on zero-filled tensors.")
     callee_expr = ast.unparse(call.func)
     op_params_text = ", ".join(n + (f"={d}" if d is not None else "") for _, n, d in op_params)
     text = fill(
-        _need("custom-op", s.torch), qualified=qualified, call_site=f"{_rel(site.path)}:{site.line}",
+        _need("custom-op", s.torch), qualified=qualified, call_site=f"{_rel(site_path)}:{site_line}",
         signature=s.diagnosis.signature or "?", fake_note=fake_note, callee_expr=callee_expr,
         callee_repr=repr(callee_expr), op=op, schema=schema.replace('"', '\\"'), op_params=op_params_text,
         bound_indented="\n".join(bound), call_args=", ".join(call_args),
         op_names=", ".join(op_names), fake_body=fake_body, wrapper=fn.name, params=", ".join(wrapper_params),
     ) + "\n"
     # the call site: the callee expression becomes the shim's wrapper
-    site_text = _read(site.path)
-    imp, alias = _module_import(site.path, shim)
+    imp, alias = _module_import(site_path, shim)
     new_site = _replace_span(site_text, call.func, f"{alias}.{fn.name}")
     new_tree = ast.parse(new_site)
     add = [fill(_need("shim-import", s.torch), import_stmt=imp),
            fill(_need("shim-bind", s.torch), alias=alias, callee_expr=callee_expr)]
     new_site = _insert_after_imports(new_site, add, new_tree)
-    notes = [f"call site: {_rel(site.path)}:{site.line} (`{callee_expr}(...)` becomes `{alias}.{fn.name}(...)`)",
+    notes = [f"call site: {_rel(site_path)}:{site_line} (`{callee_expr}(...)` becomes `{alias}.{fn.name}(...)`)",
              f"shim: {_rel(shim_path)} (crashlens::{op}, {schema})", fake_note]
-    for located in (site, callee):
-        if located.moved:
-            notes.append(located.moved)
-    edits = (FileEdit(site.path, site_text, new_site), FileEdit(shim_path, None, text))
-    return Plan("custom-op", f"Make `{qualified}` an opaque custom op at {_rel(site.path)}:{site.line}",
-                tuple(notes), edits, f"custom-op:{site.path}:{op}", s.diagnosis.id, s.diagnosis.signature)
+    notes.extend(extra_notes)
+    edits = (FileEdit(site_path, site_text if original is None else original, new_site), FileEdit(shim_path, None, text))
+    return Plan("custom-op", title or f"Make `{qualified}` an opaque custom op at {_rel(site_path)}:{site_line}",
+                tuple(notes), edits, f"custom-op:{site_path}:{op}", s.diagnosis.id, s.diagnosis.signature)
 
 
 def _unpacked_into(stmt: ast.stmt, call: ast.Call) -> int:
@@ -1119,9 +1146,10 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     if fn is None:
         raise PlanError("the statement is at module level")
     group: list[ast.stmt] | None
-    if isinstance(stmt, ast.If) and where.line == stmt.lineno and _reports_only(stmt, fn):
-        # `if torch.isnan(y).any(): logger.warning(...)`: a check that only reports; under compile the
-        # whole check is skipped (its test is what dynamo could not branch on)
+    if isinstance(stmt, ast.If) and where.line == stmt.lineno and (_reports_only(stmt, fn) or _copies_only(stmt, fn)):
+        # `if torch.isnan(y).any(): logger.warning(...)`: a check that only reports; `if x.data_ptr() % 64:
+        # x = x.contiguous().clone()`: one that only copies. Under compile the whole check is skipped (its
+        # test is what dynamo could not trace or branch on); no value changes
         group = [stmt]
     elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.Try, ast.FunctionDef, ast.ClassDef,
                            ast.Return, ast.Import, ast.ImportFrom)):
@@ -1129,7 +1157,7 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     elif isinstance(stmt, ast.With) and where.line != stmt.lineno:
         return None  # a statement inside the block: the block's own statement is the culprit then
     else:
-        group = _dead_under_compile(fn, stmt)
+        group = _dead_under_compile(fn, stmt, clock=_reads_clock(stmt, tree))
     if group is None:
         raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
                         "skipping it under compile would change what the code computes")
@@ -1154,6 +1182,9 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     others = sorted(st.lineno for st in group if st is not stmt)
     also = f" (with line(s) {', '.join(map(str, others))}, which only use its result)" if others else ""
     notes = (f"{rel}{also}: runs only in eager now ({kind_of}); under torch.compile it is skipped",) + \
+        tuple(f"{_rel(where.path)}:{st.lineno}: under torch.compile this time budget is not checked: the compiled "
+              "graph runs every turn of the loop (eager still stops when the budget runs out)"
+              for st in group if isinstance(st, ast.If) and _leaves_loop_only(st, fn)) + \
         ((where.moved,) if where.moved else ())
     return Plan("guard", f"Guard {rel} with torch.compiler.is_compiling()", notes,
                 (FileEdit(where.path, text, new_text),), f"guard:{where.path}:{stmt.lineno}", s.diagnosis.id,
@@ -1185,9 +1216,54 @@ def _stores(st: ast.stmt) -> set[str]:
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt) -> list[ast.stmt] | None:
+def clocks() -> list[dict[str, Any]]:
+    """signatures/patches/constants.toml's clocks: calls that read the time."""
+    if not _CLOCKS:
+        _CLOCKS.extend(_load_toml(_patches_dir() / "constants.toml").get("clock", []))
+    return _CLOCKS
+
+
+def _reads_clock(stmt: ast.stmt, tree: ast.Module) -> bool:
+    """`t0 = time.perf_counter()`: the statement's value is a clock's reading (signatures/patches/constants.toml)."""
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        return False
+    aliases = _import_aliases(tree)
+    known = {c["call"] for c in clocks()}
+    for node in ast.walk(stmt.value):  # `t0 = time.perf_counter()`, `deadline = time.monotonic() + budget`
+        name = _dotted(node.func) if isinstance(node, ast.Call) else None
+        if name is None:
+            continue
+        root, _, rest = name.partition(".")
+        if aliases.get(root, root) + ("." + rest if rest else "") in known:
+            return True
+    return False
+
+
+def _leaves_loop_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`if time.perf_counter() - t0 > budget: break`: an `if` (inside a loop of `fn`) whose branch only leaves
+    the loop or goes on to its next turn, perhaps after reporting."""
+    in_loop = any(isinstance(lp, (ast.For, ast.While)) and any(n is node for st in lp.body for n in ast.walk(st))
+                  for lp in ast.walk(fn))
+    if not in_loop or node.orelse:
+        return False
+    local = _function_locals(fn)
+    for st in node.body:
+        if isinstance(st, (ast.Break, ast.Continue, ast.Pass)):
+            continue
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            root = _root_name(st.value.func)
+            if root is not None and root not in local and root not in ("self", "cls"):
+                continue
+        return False
+    return any(isinstance(st, (ast.Break, ast.Continue)) for st in node.body)
+
+
+def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt,
+                        clock: bool = False) -> list[ast.stmt] | None:
     """The statement and every later one that only uses what it computes, when none of them feeds anything
-    else (the return value, a condition, a tensor): skipping them all under compile changes no result."""
+    else (the return value, a condition, a tensor): skipping them all under compile changes no result.
+    With `clock` (the statement reads a clock), a time-budget exit (`if now - t0 > budget: break`) joins
+    them: a compiled graph runs every turn of the loop, as eager does while within its budget."""
     if isinstance(stmt, ast.With):
         # a block of bookkeeping under a context manager (a lock held while a counter is bumped): the
         # whole block, when it holds only calls and stores, and what it stores feeds nothing else
@@ -1218,6 +1294,9 @@ def _dead_under_compile(fn: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.st
             if any(name in _loads(e) for e in exprs if e is not None):
                 if isinstance(head, ast.If) and _reports_only(head, fn):
                     group.append(head)  # `if time.monotonic() - start > budget: warnings.warn(...)`
+                    continue
+                if clock and isinstance(head, ast.If) and _leaves_loop_only(head, fn):
+                    group.append(head)  # `if time.perf_counter() - t0 > self.budget_s: break`
                     continue
                 return None
         for st in simple:
@@ -1288,6 +1367,46 @@ def _reports_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> b
         return True
 
     return bool(node.body) and ok(node.body) and ok(node.orelse)
+
+
+# Methods that give a tensor with the same values: a copy, another memory layout.
+_SAME_VALUES = frozenset({"contiguous", "clone", "detach"})
+
+
+def _copies_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`if x.data_ptr() % 64 != 0 or not x.is_contiguous(): x = x.contiguous().clone()`: an `if` whose branches
+    only rebind a name to a copy of itself (same values, another layout or storage), when nothing in the
+    function changes that name's tensor in place afterwards (skipping the copy would then change the
+    caller's tensor)."""
+    names: set[str] = set()
+
+    def ok(body: list[ast.stmt]) -> bool:
+        for st in body:
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+                return False
+            target, v = st.targets[0].id, st.value
+            if not isinstance(v, ast.Call):
+                return False
+            while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _SAME_VALUES \
+                    and not v.args and all(k.arg == "memory_format" for k in v.keywords):
+                v = v.func.value
+            if not (isinstance(v, ast.Name) and v.id == target):
+                return False
+            names.add(target)
+        return True
+
+    if not node.body or not ok(node.body) or not ok(node.orelse):
+        return False
+    after = [n for n in ast.walk(fn) if getattr(n, "lineno", 0) > (node.end_lineno or node.lineno)]
+    for n in after:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+                and not n.func.attr.startswith("_") and _root_name(n.func.value) in names:
+            return False  # `x.mul_(2)`: in place
+        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store) and _root_name(n.value) in names:
+            return False  # `x[0] = ...`
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in names:
+            return False  # `x += y` is in place on a tensor
+    return True
 
 
 def _bookkeeping_stores(block: ast.With) -> set[str] | None:
@@ -1376,7 +1495,114 @@ def _plan_move_to_module(s: Situation, loc: Locator) -> Plan | None:
         return None
     if isinstance(stmt, ast.ClassDef):
         return _move_class(s, where, tree, fn, stmt)
-    return _first_of_pairs(s, loc, _hoist_call_for)
+    # the user's call of a library helper first (one change in the user's code), then a process constant
+    # read in the statement itself
+    try:
+        plan = _first_of_pairs(s, loc, _hoist_call_for)
+    except PlanError as e:
+        plan, error = None, e
+    else:
+        error = None
+    if plan is None:
+        plan = _hoist_constant_probe(s, where, tree, fn, stmt)
+    if plan is None and error is not None:
+        raise error
+    return plan
+
+
+def _import_aliases(tree: ast.Module) -> dict[str, str]:
+    """What each name bound by a module-level import stands for: `import os as o` -> {"o": "os"},
+    `from os import cpu_count` -> {"cpu_count": "os.cpu_count"}."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for al in node.names:
+                if al.asname:
+                    out[al.asname] = al.name
+                else:
+                    root = al.name.split(".")[0]
+                    out[root] = root
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for al in node.names:
+                out[al.asname or al.name] = f"{node.module}.{al.name}"
+    return out
+
+
+def _dotted(func: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    parts.append(func.id)
+    return ".".join(reversed(parts))
+
+
+def _hoist_constant_probe(s: Situation, where: Located, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                          stmt: ast.stmt) -> Plan | None:
+    """`n = min(os.cpu_count() or 1, x.shape[0])`: a call of the catalog's process constants (a machine or
+    interpreter fact, signatures/patches/constants.toml) with constant arguments, that dynamo cannot trace,
+    computed once at module level; the statement reads the value. Its other parts stay as they were."""
+    if isinstance(stmt, ast.Expr):
+        return None  # `print(os.cpu_count())`: a call for its effect, which the guard skips whole
+    known = {c["call"]: c for c in process_constants()}
+    aliases = _import_aliases(tree)
+    local = _function_locals(fn)
+    consts = _module_constants(tree)
+    callee = s.diagnosis.callee or ""
+    found: list[tuple[ast.Call, str]] = []
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Call) or not _owner(fn, node):
+            continue
+        name = _dotted(node.func)
+        if name is None:
+            continue
+        root, _, rest = name.partition(".")
+        if root in local or root not in aliases:
+            continue
+        canonical = aliases[root] + ("." + rest if rest else "")
+        entry = known.get(canonical)
+        if entry is None:
+            continue
+        if callee and callee not in (canonical, *entry.get("dynamo", [])) \
+                and callee.rsplit(".", 1)[-1] != canonical.rsplit(".", 1)[-1]:
+            continue  # a probe, but not the call dynamo stopped at
+        def constant(x: ast.expr) -> bool:
+            # a literal, the module's own constant, or a module's attribute (`ctypes.c_void_p`)
+            dotted = _dotted(x) if isinstance(x, ast.Attribute) else None
+            return _literal(x) or (isinstance(x, ast.Name) and x.id in consts) or (
+                dotted is not None and dotted.split(".")[0] in aliases and dotted.split(".")[0] not in local)
+
+        if not all(constant(x) for _, x in _call_items(node)):
+            raise PlanError(f"`{ast.unparse(node)}` passes values known only at run time: it cannot move to module level")
+        found.append((node, canonical))
+    if not found or len({ast.unparse(c) for c, _ in found}) != 1:
+        return None  # none, or several different probes: one change per round, by hand when unclear
+    call, canonical = found[0]
+    call_text = ast.unparse(call)
+    text = _read(where.path)
+    nl = _newline(text)
+    name = f"_CRASHLENS_{_ident(canonical).upper()}"
+    new_text = text
+    for node, _ in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset), reverse=True):
+        new_text = _replace_span(new_text, node, name)
+    new_tree = ast.parse(new_text)
+    top = _top_level_of(new_tree, fn.lineno)
+    if top is None:
+        return None
+    lines = _lines(new_text)
+    after = top.end_lineno or top.lineno
+    stmt_text = fill(_need("hoist-call", s.torch), name=name, call=call_text, function=fn.name)
+    lines = lines[:after] + [nl, nl, stmt_text + nl] + lines[after:]
+    new_text = "".join(lines)
+    rel = f"{_rel(where.path)}:{where.line}"
+    why = known[canonical].get("why", "")
+    return Plan("move-to-module", f"Call `{call_text}` once at module level instead of in `{fn.name}` ({rel})",
+                (f"{rel}: `{call_text}` becomes `{name}`, computed when the module loads"
+                 + (f" ({why})" if why else ""),) + ((where.moved,) if where.moved else ()),
+                (FileEdit(where.path, text, new_text),), f"hoist:{where.path}:{name}", s.diagnosis.id,
+                s.diagnosis.signature)
 
 
 def _move_class(s: Situation, where: Located, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -1464,6 +1690,560 @@ def _hoist_call_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pl
                 s.diagnosis.signature)
 
 
+# Calls whose result depends on a random stream: lazy setup that draws from one cannot move to __init__
+# without changing what the program computes (it would draw earlier, before the caller's seeding).
+_RANDOM_DRAW = re.compile(r"\b(?:rand\w*|random\w*|normal_?|uniform_?|bernoulli_?|multinomial|Generator|"
+                          r"manual_seed|seed|shuffle|choice|sample|dropout\w*|\w+_init|init\.\w+)\b")
+
+
+def _lazy_attr(test: ast.expr) -> str | None:
+    """`self.handle is None` / `getattr(self, "handle", None) is None` / `not hasattr(self, "handle")`: the
+    attribute a lazy set-up fills in, or None."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        left = test.left
+        if isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self":
+            return left.attr
+        if isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "getattr" \
+                and len(left.args) == 3 and isinstance(left.args[0], ast.Name) and left.args[0].id == "self" \
+                and isinstance(left.args[1], ast.Constant) and isinstance(left.args[1].value, str) \
+                and isinstance(left.args[2], ast.Constant) and left.args[2].value is None:
+            return left.args[1].value  # `getattr(self, "cache", None) is None`
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call):
+        c = test.operand
+        if isinstance(c.func, ast.Name) and c.func.id == "hasattr" and len(c.args) == 2 \
+                and isinstance(c.args[0], ast.Name) and c.args[0].id == "self" \
+                and isinstance(c.args[1], ast.Constant) and isinstance(c.args[1].value, str):
+            return c.args[1].value
+    return None
+
+
+def _plan_move_to_init(s: Situation, loc: Locator) -> Plan | None:
+    """`if self.handle is None: self.handle = self.inner.register_forward_hook(...)` in forward: a one-time
+    set-up that uses nothing of the call (only `self` and module-level names) moves to the end of
+    `__init__`: it is done when the object is built instead of on its first call, and dynamo never sees it."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    fn = _func_at(tree, where.line)
+    if fn is None or fn.name == "__init__":
+        return None
+    node = next((n for n in fn.body if isinstance(n, ast.If) and n.lineno <= where.line <= (n.end_lineno or n.lineno)),
+                None)
+    if node is None or node.orelse:
+        return None
+    attr = _lazy_attr(node.test)
+    if attr is None:
+        return None
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None)
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None) if cls else None
+    if init is None or not init.args.args or init.args.args[0].arg != "self" or fn.args.args[:1] == [] \
+            or fn.args.args[0].arg != "self":
+        return None
+    stores_attr = any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr == attr
+                      and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(node))
+    if not stores_attr:
+        return None
+    rel = f"{_rel(where.path)}:{node.lineno}"
+    body_locals = {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    uses = {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    lambda_params = {a.arg for n in ast.walk(node) if isinstance(n, (ast.Lambda, ast.FunctionDef))
+                     for a in [*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs]}
+    call_values = (_function_locals(fn) - {"self"} - body_locals) & (uses - lambda_params)
+    if call_values:
+        raise PlanError(f"{rel}: the set-up uses the call's own values ({', '.join(sorted(call_values))}): it "
+                        "cannot be done in __init__")
+    if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Break, ast.Continue, ast.Raise, ast.Await))
+           and _owner(fn, n) for st in node.body for n in ast.walk(st)):
+        return None
+    if any(isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and _root_name(st.value.func) not in ("self",)
+           for st in ast.walk(node) if isinstance(st, ast.stmt)):
+        return None  # `print(...)`, `logger.info(...)` in the block: a report of the first call, not a set-up
+    if _RANDOM_DRAW.search(ast.unparse(node)):
+        raise PlanError(f"{rel}: the set-up draws random numbers: done in __init__ it would draw earlier and "
+                        "change what the program computes")
+    clash = body_locals & (_function_locals(init) - {"self"})
+    if clash:
+        raise PlanError(f"{rel}: the set-up's names ({', '.join(sorted(clash))}) are __init__'s own")
+    last = init.body[-1]
+    if isinstance(last, ast.Return) or any(isinstance(n, ast.Return) and _owner(init, n) for n in ast.walk(init)):
+        raise PlanError(f"`{cls.name}.__init__` returns early: put the set-up there by hand")
+    text = _read(where.path)
+    lines = _lines(text)
+    nl = _newline(text)
+    l0, l1 = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    if lines[l0][: node.col_offset].strip() or _same_line_tail(lines[l1], node):
+        raise PlanError("the set-up shares its line with another statement")
+    block = lines[l0 : l1 + 1]
+    src_indent = _indent_of(block[0])
+    dst_indent = _indent_of(lines[init.body[0].lineno - 1])
+    moved = [dst_indent + ln[len(src_indent):] if ln.startswith(src_indent) else ln for ln in block]
+    if not moved[-1].endswith(("\n", "\r")):
+        moved[-1] += nl
+    note = dst_indent + fill(_need("move-to-init", s.torch), function=fn.name, line=str(node.lineno)) + nl
+    at = last.end_lineno or last.lineno  # after __init__'s last statement
+    # moved, not copied: left in forward, its test would read the attribute, and dynamo cannot always
+    # represent what the set-up stored there (a hook's RemovableHandle, made in another frame)
+    rest = [_indent_of(lines[l0]) + "pass" + nl] if all(st is node for st in fn.body) else []
+    if at <= l0:
+        new_lines = lines[:at] + [note] + moved + lines[at:l0] + rest + lines[l1 + 1 :]
+    else:
+        new_lines = lines[:l0] + rest + lines[l1 + 1 : at] + [note] + moved + lines[at:]
+    new_text = "".join(new_lines)
+    try:
+        ast.parse(new_text)
+    except SyntaxError:
+        raise PlanError(f"{rel}: the set-up cannot be copied into __init__ as it is") from None
+    return Plan("move-to-init", f"Move the one-time set-up at {rel} to `{cls.name}.__init__`",
+                (f"{rel}: `if {ast.unparse(node.test)}:` and its block move from `{fn.name}` to the end of "
+                 f"`{cls.name}.__init__`: the set-up happens when the object is built instead of on the first "
+                 "call, and dynamo never traces it",)
+                + ((where.moved,) if where.moved else ()),
+                (FileEdit(where.path, text, new_text),), f"move-to-init:{where.path}:{node.lineno}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
+# --- an opaque op over lines of the user's function ---------------------------------------------------------
+
+_NOT_TENSOR_CALLS = frozenset({"len", "int", "float", "bool", "str", "max", "min", "sum", "round", "abs", "range",
+                               "list", "tuple", "dict", "set", "sorted", "enumerate", "zip", "isinstance"})
+_NOT_TENSOR_METHODS = frozenset({"item", "tolist", "size", "dim", "numel", "data_ptr", "is_contiguous", "stride"})
+_PY_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
+_TORCH_NOT_TENSOR = frozenset({"is_tensor", "numel", "is_floating_point", "is_complex", "get_default_dtype", "device",
+                               "finfo", "iinfo", "manual_seed", "seed", "initial_seed", "is_grad_enabled", "no_grad",
+                               "enable_grad", "inference_mode", "set_grad_enabled", "compile", "typename",
+                               "is_inference_mode_enabled", "get_num_threads", "autocast"})
+
+
+def _value_dependent() -> list[str]:
+    """shapes.toml's torch functions whose output shape depends on the input's values."""
+    return list(_load_toml(_patches_dir() / "shapes.toml").get("value_dependent", {}).get("names", []))
+
+
+def _tensorish(v: ast.expr | None, tensors: set[str], torch_names: set[str]) -> bool:
+    """Whether an expression makes a tensor, as far as its form says: a torch call (`torch.ones(n)`,
+    `torch.from_numpy(a)`), a tensor's method or operator, a tensor's element. Not a conversion to a Python
+    value (`x.item()`, `x.tolist()`, `x.shape`), nor a call of anything else (`Counter(x.tolist())`)."""
+    if isinstance(v, ast.Name):
+        return v.id in tensors
+    if isinstance(v, ast.Call):
+        f = v.func
+        if isinstance(f, ast.Attribute):
+            dotted = _dotted(f)
+            if dotted is not None and dotted.split(".")[0] in torch_names:
+                # torch.ones, torch.nn.functional.pad, torch.linalg.norm: not a class (torch.Generator), not a
+                # query or a mode (torch.is_tensor, torch.cuda.*, torch.no_grad)
+                space = dotted.split(".")[1:-1]
+                return f.attr[:1].islower() and f.attr not in _TORCH_NOT_TENSOR and \
+                    space in ([], ["nn", "functional"], ["fft"], ["linalg"], ["special"], ["nested"])
+            return f.attr not in _NOT_TENSOR_METHODS and _tensorish(f.value, tensors, torch_names)
+        return False
+    if isinstance(v, ast.BinOp):
+        return _tensorish(v.left, tensors, torch_names) or _tensorish(v.right, tensors, torch_names)
+    if isinstance(v, ast.UnaryOp):
+        return not isinstance(v.op, ast.Not) and _tensorish(v.operand, tensors, torch_names)
+    if isinstance(v, ast.Subscript):
+        return _tensorish(v.value, tensors, torch_names)
+    if isinstance(v, ast.Attribute):
+        if isinstance(v.value, ast.Name) and v.value.id == "self":
+            return f"self.{v.attr}" in tensors  # a buffer or Parameter the object keeps
+        return v.attr in ("T", "mT", "H", "mH", "real", "imag", "data") and _tensorish(v.value, tensors, torch_names)
+    if isinstance(v, ast.IfExp):
+        return _tensorish(v.body, tensors, torch_names) and _tensorish(v.orelse, tensors, torch_names)
+    return False
+
+
+def _assigns_in_order(stmts: list[ast.stmt]) -> list[tuple[str, ast.expr]]:
+    out: list[tuple[str, ast.expr]] = []
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                out.append((n.targets[0].id, n.value))
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                out.append((n.target.id, n.value))
+    return sorted(out, key=lambda a: (a[1].lineno, a[1].col_offset))
+
+
+def _tail_call(body: list[ast.stmt], end: int, name: str, tensors: set[str], torch_names: set[str]) -> ast.Call | None:
+    """The one call in the statement after body[end] that takes every use of `name` (an object made for it: a
+    generator, a numpy RNG), when that call makes a tensor and nothing later reads `name`."""
+    if end + 1 >= len(body):
+        return None
+    nxt = body[end + 1]
+    if not isinstance(nxt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)):
+        return None
+    if any(isinstance(n, ast.Name) and n.id == name for st in body[end + 2 :] for n in ast.walk(st)):
+        return None
+    uses = [n for n in ast.walk(nxt) if isinstance(n, ast.Name) and n.id == name]
+    if not uses:
+        return None
+    best: ast.Call | None = None
+    for c in ast.walk(nxt):
+        if isinstance(c, ast.Call) and all(any(u is n for n in ast.walk(c)) for u in uses):
+            if best is None or any(c is n for n in ast.walk(best)):
+                best = c  # the innermost call that holds every use
+    if best is None or not _tensorish(best, tensors, torch_names):
+        return None
+    return best
+
+
+def _python_type_of(name: str, stmts: list[ast.stmt]) -> str | None:
+    """`n = x.shape[0]`, `n = len(ids)`, `k = int(...)`: a local every assignment of which makes an int (or
+    a float: `float(...)`)."""
+    kinds: set[str] = set()
+    for target, v in _assigns_in_order(stmts):
+        if target != name:
+            continue
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("len", "int", "float"):
+            kinds.add("float" if v.func.id == "float" else "int")
+        elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("numel", "dim") \
+                or isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "size" and v.args:
+            kinds.add("int")
+        elif isinstance(v, ast.Subscript) and isinstance(v.value, ast.Attribute) and v.value.attr == "shape" \
+                and not isinstance(v.slice, ast.Slice):
+            kinds.add("int")
+        elif isinstance(v, ast.Constant) and type(v.value) in _PY_TYPES:
+            kinds.add(_PY_TYPES[type(v.value)])
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _init_attr_type(cls: ast.ClassDef, attr: str) -> str | None:
+    """The type of `self.<attr>` as __init__ sets it: a literal, or a parameter with a literal default or a plain
+    annotation (`self.vocab = vocab` with `vocab=12`: int); a tensor for a registered buffer, a Parameter or a
+    torch call's result."""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None:
+        return None
+    a = init.args
+    params = [*a.posonlyargs, *a.args]
+    defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    anns = {p.arg: p.annotation for p in [*params, *a.kwonlyargs] if p.annotation is not None}
+    found: list[str | None] = []
+    torch_names = {"torch"}
+    for n in ast.walk(init):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and n.args \
+                and isinstance(n.args[0], ast.Constant) and n.args[0].value == attr:
+            found.append("torch.Tensor")  # self.register_buffer("scale", torch.ones(n))
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                                             and t.value.id == "self" and t.attr == attr for t in n.targets):
+            v = n.value
+            if isinstance(v, ast.Call) and (_dotted(v.func) or "").endswith("nn.Parameter") \
+                    or _tensorish(v, set(), torch_names):
+                found.append("torch.Tensor")  # a Parameter or a tensor the object keeps
+            elif isinstance(v, ast.Constant) and type(v.value) in _PY_TYPES:
+                found.append(_PY_TYPES[type(v.value)])
+            elif isinstance(v, ast.Name) and v.id in anns and ast.unparse(anns[v.id]) in _PY_TYPES.values():
+                found.append(ast.unparse(anns[v.id]))
+            elif isinstance(v, ast.Name) and isinstance(defaults.get(v.id), ast.Constant) \
+                    and type(defaults[v.id].value) in _PY_TYPES:  # type: ignore[union-attr]
+                found.append(_PY_TYPES[type(defaults[v.id].value)])  # type: ignore[union-attr]
+            else:
+                found.append(None)
+    if len(set(found)) != 1:
+        return None
+    return found[0]
+
+
+class _SelfToParam(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in self.names:
+            return ast.copy_location(ast.Name(self.names[node.attr], ast.Load()), node)
+        self.generic_visit(node)
+        return node
+
+
+def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
+    """`counts = collections.Counter(tokens.tolist())` ... `factors[tok] = ...`, then `return logits * factors`:
+    the statements of the function, from the one dynamo could not trace, that compute ONE tensor the rest of
+    the function uses, in Python (a tolist() into a Counter, a numpy generator made and drawn from, a loop that
+    stops on .item()). They become a function of the module, called as an opaque custom op: at run time the
+    same Python computes the same values, and dynamo sees one node. Only when they read nothing of the object
+    but plain numbers and strings set in __init__, change none of their inputs, and the tensor comes out."""
+    if s.caller is not None:
+        return None  # the culprit is in a library the user's code calls: its entry call is the op to make
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, _ = found
+    if "site-packages" in where.path or "dist-packages" in where.path:
+        return None
+    fn = _func_at(tree, where.line)
+    if fn is None or isinstance(fn, ast.AsyncFunctionDef) or _top_level_of(tree, fn.lineno) is None:
+        return None
+    body = fn.body
+    idx = next((i for i, st in enumerate(body) if st.lineno <= where.line <= (st.end_lineno or st.lineno)), None)
+    if idx is None:
+        return None
+    rel = f"{_rel(where.path)}:{where.line}"
+    a = fn.args
+    if a.vararg or a.kwarg or a.kwonlyargs:
+        return None
+    params = [p for p in [*a.posonlyargs, *a.args]]
+    is_method = bool(params) and params[0].arg == "self"
+    if is_method:
+        params = params[1:]
+    defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults)) if a.defaults else {}
+    torch_names = {k for k, v in _import_aliases(tree).items() if v == "torch"}
+    module_names = {k for k in _import_aliases(tree)} | {
+        n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))} | {
+        t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None) if is_method else None
+
+    # what each parameter is: the type its annotation or default says, else a tensor when the function uses
+    # an attribute of it (`x.shape`, `x.pow(2)`)
+    def param_type(p: ast.arg, region: list[ast.stmt]) -> str | None:
+        if p.annotation is not None:
+            ann = ast.unparse(p.annotation)
+            return "torch.Tensor" if ann in ("Tensor", "torch.Tensor") else ann if ann in _PY_TYPES.values() else None
+        d = defaults.get(p.arg)
+        if isinstance(d, ast.Constant) and type(d.value) in _PY_TYPES:
+            return _PY_TYPES[type(d.value)]
+        if any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == p.arg
+               for st in region for n in ast.walk(st)):
+            return "torch.Tensor"
+        return None
+
+    start = idx
+    for _ in range(len(body)):
+        # the region's end: the first statement after which exactly one tensor it makes is read further on
+        choice = None
+        for end in range(start, len(body)):
+            region = body[start : end + 1]
+            if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal, ast.Await))
+                   for st in region for n in ast.walk(st)):
+                break
+            stored = {n.id for st in region for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            after = {n.id for st in body[end + 1 :] for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            outs = stored & after
+            if len(outs) == 1:
+                choice = (end, outs.pop())
+                # a tensor only if built from one: decided below, with the inputs known
+                before = {n.id for st in body[:start] for n in ast.walk(st) if isinstance(n, ast.Name)
+                          and isinstance(n.ctx, ast.Store)}
+                tensors = {p.arg for p in params if param_type(p, body) == "torch.Tensor"}
+                if cls is not None:
+                    tensors |= {f"self.{n.attr}" for st in region for n in ast.walk(st)
+                                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                                and n.value.id == "self" and _init_attr_type(cls, n.attr) == "torch.Tensor"}
+                for name, v in _assigns_in_order(body[:start]):
+                    if _tensorish(v, tensors, torch_names):
+                        tensors.add(name)
+                for name, v in _assigns_in_order(region):
+                    if _tensorish(v, tensors, torch_names):
+                        tensors.add(name)
+                if choice[1] in tensors:
+                    choice = (end, choice[1], None)
+                    break
+                made = [v for name, v in _assigns_in_order(region) if name == choice[1]]
+                # an object built by a call (a generator, an RNG), not a container whose length the values
+                # may decide (`rows = [kv[i] for i in range(int(n.item()))]`)
+                tail = _tail_call(body, end, choice[1], tensors, torch_names) \
+                    if len(made) == 1 and isinstance(made[0], ast.Call) else None
+                if tail is not None:
+                    # `g = torch.Generator().manual_seed(s)`, then `... torch.randn(x.shape, generator=g)`: the
+                    # object is made only for that call, whose tensor comes out
+                    choice = (end, choice[1], tail)
+                    break
+                choice = None
+        if choice is None:
+            raise PlanError(f"{rel}: no run of statements from here computes one tensor the rest of "
+                            f"`{fn.name}` uses: make an opaque op of that computation by hand")
+        end, out, tail = choice
+        region = body[start : end + 1]
+        before_locals = {n.id for st in body[:start] for n in ast.walk(st) if isinstance(n, ast.Name)
+                         and isinstance(n.ctx, ast.Store)}
+        parts: list[ast.AST] = [*region, *([tail] if tail is not None else [])]
+        loads = [n for st in parts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        needed_earlier = [n.id for n in loads if n.id in before_locals and n.id not in {p.arg for p in params}]
+        pulled = False
+        if needed_earlier and start > 0:
+            # `rng = np.random.default_rng(0)` just before: a value only the region reads comes in with it
+            prev = body[start - 1]
+            prev_stores = {n.id for n in ast.walk(prev) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            later = {n.id for st in body[end + 1 :] for n in ast.walk(st) if isinstance(n, ast.Name)}
+            if isinstance(prev, (ast.Assign, ast.AnnAssign)) and prev_stores & set(needed_earlier) \
+                    and not prev_stores & later and not _tensorish(getattr(prev, "value", None), set(), torch_names) \
+                    and not (prev_stores & tensors):
+                start -= 1
+                pulled = True
+        if not pulled:
+            break
+    # the inputs: the function's parameters and earlier tensors it reads, plain attributes of self
+    param_names = {p.arg: p for p in params}
+    inputs: list[tuple[str, str]] = []
+    for n in loads:
+        if any(n.id == x for x, _ in inputs):
+            continue
+        if n.id in param_names:
+            typ = param_type(param_names[n.id], body)
+        elif n.id in before_locals:
+            typ = "torch.Tensor" if n.id in tensors else _python_type_of(n.id, body[:start])
+        else:
+            continue
+        if typ is None:
+            raise PlanError(f"{rel}: the lines read `{n.id}`, whose type crashlens cannot tell: make an opaque op by hand")
+        inputs.append((n.id, typ))
+    parents = {id(c): p for st in parts for p in ast.walk(st) for c in ast.iter_child_nodes(p)}
+    attrs: list[tuple[str, str]] = []
+    for st in parts:
+        for n in ast.walk(st):
+            if not (isinstance(n, ast.Name) and n.id == "self"):
+                continue
+            par = parents.get(id(n))
+            if not isinstance(par, ast.Attribute) or not isinstance(par.ctx, ast.Load) or cls is None:
+                raise PlanError(f"{rel}: the lines use the object itself (`self`): make an opaque op by hand")
+            up = parents.get(id(par))
+            typ = _init_attr_type(cls, par.attr)
+            if isinstance(up, ast.Call) and up.func is par or isinstance(up, ast.Attribute) and typ != "torch.Tensor":
+                raise PlanError(f"{rel}: the lines call or reach into `self.{par.attr}`: make an opaque op by hand")
+            if typ is None:
+                raise PlanError(f"{rel}: `self.{par.attr}` is not a plain number or string, nor a tensor, set in "
+                                "__init__")
+            if all(x != par.attr for x, _ in attrs):
+                attrs.append((par.attr, typ))
+    input_names = {x for x, _ in inputs}
+    dynamic = sorted({_terminal(n.func) or "" for st in parts for n in ast.walk(st) if isinstance(n, ast.Call)}
+                     & set(_value_dependent()))
+    if dynamic:
+        raise PlanError(f"{rel}: the lines call `{dynamic[0]}`, whose output shape depends on the values: no fake "
+                        "can give it")
+    for st in region:
+        for n in ast.walk(st):
+            if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store) \
+                    and _root_name(n.value) in input_names | {"self"}:
+                raise PlanError(f"{rel}: the lines change their input `{ast.unparse(n)}`: an opaque op may not")
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+                    and not n.func.attr.startswith("_") and _root_name(n.func.value) in input_names | {"self"}:
+                raise PlanError(f"{rel}: the lines change their input in place (`{ast.unparse(n.func)}`)")
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in input_names \
+                    and n.target.id in {x for x, tp in inputs if tp == "torch.Tensor"}:
+                raise PlanError(f"{rel}: the lines change their input `{n.target.id}` in place")
+    stored_in_region = {n.id for st in region for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    free = {n.id for n in loads} - input_names - stored_in_region - module_names - {"self"}
+    import builtins
+
+    free = {x for x in free if not hasattr(builtins, x)}
+    if free:
+        raise PlanError(f"{rel}: the lines read names of `{fn.name}` crashlens cannot pass ({', '.join(sorted(free))})")
+    taken = input_names | stored_in_region | module_names
+    rename = {at: (at if at not in taken else f"self_{at}") for at, _ in attrs}
+    # the function the lines become, at module level after the function's own top-level statement
+    text = _read(where.path)
+    nl = _newline(text)
+    name = f"{_ident(fn.name)}_lines_{region[0].lineno}"
+    if name in module_names:
+        raise PlanError(f"{rel}: the module already has a `{name}`")
+    stmts = [_SelfToParam(rename).visit(ast.parse(ast.unparse(st)).body[0]) for st in region]
+    if tail is not None:
+        stmts.append(_SelfToParam(rename).visit(ast.parse("return " + ast.unparse(tail)).body[0]))
+    sig_params = [f"{x}: {tp}" for x, tp in inputs] + [f"{rename[at]}: {tp}" for at, tp in attrs]
+    first, last = region[0].lineno, region[-1].end_lineno or region[-1].lineno
+    func_lines = [f"def {name}({', '.join(sig_params)}) -> torch.Tensor:",
+                  "    " + fill(_need("region-op", s.torch), function=fn.name, first=str(first), last=str(last))]
+    for st in stmts:
+        func_lines += ["    " + ln for ln in ast.unparse(ast.fix_missing_locations(st)).split("\n")]
+    if tail is None:
+        func_lines.append(f"    return {out}")
+    lines = _lines(text)
+    l0, l1 = first - 1, last - 1
+    if lines[l0][: region[0].col_offset].strip() or _same_line_tail(lines[l1], region[-1]):
+        raise PlanError("the lines share a line with another statement")
+    indent = _indent_of(lines[l0])
+    args_text = ", ".join([x for x, _ in inputs] + [f"self.{at}" for at, _ in attrs])
+    if tail is None:
+        lines = lines[:l0] + [indent + f"{out} = {name}({args_text})" + nl] + lines[l1 + 1 :]
+    else:
+        # the call that takes the object becomes the op's call, then the lines that made the object go
+        lines = _lines(_replace_span("".join(lines), tail, f"{name}({args_text})"))
+        lines = lines[:l0] + lines[l1 + 1 :]
+    top = _top_level_of(ast.parse("".join(lines)), fn.lineno)
+    if top is None:
+        return None
+    after_top = top.end_lineno or top.lineno
+    lines = lines[:after_top] + [nl, nl] + [ln + nl for ln in func_lines] + lines[after_top:]
+    text1 = "".join(lines)
+    if not _has_torch_import(tree):
+        text1 = _insert_after_imports(text1, [_need("torch-import", s.torch)], ast.parse(text1))
+    tree1 = ast.parse(text1)
+    call1 = next(n for n in ast.walk(tree1) if isinstance(n, ast.Call) and ast.unparse(n.func) == name)
+    site = _stmt_at(tree1, call1.lineno)
+    if site is None:
+        return None
+    newfn = next(n for n in tree1.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    module = module_of(s.culprit.file, source_root(s.diagnosis.chain)) if s.culprit else None
+    qualified = f"{module or Path(where.path).stem}.{name}"
+    what = f"`{out}`" if tail is None else f"`{out}` and `{ast.unparse(tail)}`"
+    note = (f"{_rel(where.path)}:{first}-{last}: the lines of `{fn.name}` that compute {what} in Python become "
+            f"`{name}` (module level), run as an opaque custom op: the same code computes the same values at run "
+            "time, and dynamo sees one node (for inference: no gradient flows through the op; training needs "
+            "torch.library.register_autograd)")
+    return _opaque_call(s, where.path, call1.lineno, text1, site, call1, newfn, tree1, qualified,
+                        (note,) + ((where.moved,) if where.moved else ()),
+                        title=f"Run lines {first}-{last} of `{fn.name}` as an opaque custom op ({_rel(where.path)})",
+                        original=text, check_values=True)
+
+
+def _plan_plain_tensor(s: Situation, loc: Locator) -> Plan | None:
+    """`w = torch.nn.Parameter(torch.ones(n))` in forward, then `x * w`: a Parameter made on every call is a new
+    leaf that no module registers and no optimizer sees; the tensor it wraps gives the same values. Only
+    when the name is read as a value (an operand, an argument of a torch function, a method's receiver, the
+    return value), never stored on an object, kept in a container or registered."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    fn = _func_at(tree, where.line)
+    if fn is None or fn.name == "__init__":
+        return None
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)):
+        return None
+    call = stmt.value
+    name = _dotted(call.func) or ""
+    aliases = _import_aliases(tree)
+    root, _, rest = name.partition(".")
+    canonical = aliases.get(root, root) + ("." + rest if rest else "")
+    if canonical not in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or len(call.args) != 1 \
+            or any(k.arg != "requires_grad" for k in call.keywords):
+        return None
+    target = stmt.targets[0].id
+    rel = f"{_rel(where.path)}:{where.line}"
+    parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    torch_names = {k for k, v in aliases.items() if v == "torch"}
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Load)):
+            continue
+        par = parents.get(id(n))
+        ok = isinstance(par, (ast.BinOp, ast.UnaryOp, ast.Return, ast.Compare)) \
+            or isinstance(par, ast.Attribute) and isinstance(parents.get(id(par)), ast.Call) \
+            or isinstance(par, ast.Call) and n in par.args and (_root_name(par.func) in torch_names
+                                                              or isinstance(par.func, ast.Attribute)
+                                                              and _root_name(par.func) not in ("self",))
+        if not ok:
+            raise PlanError(f"{rel}: `{target}` is kept or passed on (`{ast.unparse(par)}`): it may have to stay a "
+                            "Parameter")
+    if any(target in _stores(st) for st in _simple_stmts(fn) if st is not stmt):
+        return None
+    text = _read(where.path)
+    inner = ast.unparse(call.args[0])
+    new_text = _replace_span(text, call, inner)
+    return Plan("plain-tensor", f"Use the tensor itself instead of a Parameter made in `{fn.name}` ({rel})",
+                (f"{rel}: `{ast.unparse(call)}` becomes `{inner}`: a Parameter built on every call is a new leaf that "
+                 "nothing registers or trains; the values are the same (its gradient, which nothing reads, is not "
+                 "computed)",) + ((where.moved,) if where.moved else ()),
+                (FileEdit(where.path, text, new_text),), f"plain-tensor:{where.path}:{stmt.lineno}", s.diagnosis.id,
+                s.diagnosis.signature)
+
+
 def _plan_where(s: Situation, loc: Locator) -> Plan | None:
     """`if <tensor condition>: x = a [else: x = b]` becomes `x = torch.where(<condition>, a, b or x)`."""
     found = _culprit_stmt(s, loc)
@@ -1490,6 +2270,13 @@ def _plan_where(s: Situation, loc: Locator) -> Plan | None:
     if names and names <= _stdlib_names(tree):
         # `if os.environ[...] == "1":` steers Python, not a tensor: torch.where cannot take it
         raise PlanError("the condition reads no tensor (only the standard library): torch.where cannot take it")
+    stdlib = _stdlib_names(tree)
+    probes = [c for c in ast.walk(node.test) if isinstance(c, ast.Call) and _root_name(c.func) in stdlib]
+    if probes:
+        # `if random.random() >= self.p:`: dynamo stopped at the call, not at a branch on a tensor; under
+        # torch.where the same call is still traced
+        raise PlanError(f"the condition calls `{ast.unparse(probes[0].func)}` (the standard library), which dynamo "
+                        "cannot trace: torch.where would still call it")
     then = single_assign(node.body)
     if then is None:
         raise PlanError("the branch does more than assign one name: rewrite it with torch.where or torch.cond by hand")
@@ -1497,6 +2284,8 @@ def _plan_where(s: Situation, loc: Locator) -> Plan | None:
     if node.orelse and (other is None or other[0] != then[0]):
         raise PlanError("the two branches assign different things")
     target = then[0]
+    if _copies_only(node, fn):
+        raise PlanError("the branch only copies the tensor (the same values): torch.where has nothing to pick")
     if other is None and target not in _function_locals(fn):
         raise PlanError(f"`{target}` has no value when the branch is not taken")
     if other is None:
@@ -1573,8 +2362,11 @@ _PLANNERS = {
     "assume-constant": _plan_assume_constant,
     "move-import": _plan_move_import,
     "move-to-module": _plan_move_to_module,
+    "move-to-init": _plan_move_to_init,
+    "plain-tensor": _plan_plain_tensor,
     "where": _plan_where,
     "guard": _plan_guard,
+    "region-op": _plan_region_op,
     "disable": _plan_disable,
 }
 

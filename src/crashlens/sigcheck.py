@@ -113,7 +113,47 @@ def lint(cat: Catalog) -> list[str]:
             problems.append(f"{sig.path}: field 'examples': needs at least one negative example (expect = \"no-match\")")
         if not sig.fixes and sig.family == "dynamo":
             problems.append(f"{sig.path}: field 'fixes': a dynamo signature needs at least one fix")
+        if "program-raises" in sig.tags:
+            # `crashlens fix` leaves such a program untouched (the exception is its own, eager raises it too)
+            if sig.family != "dynamo":
+                problems.append(f"{sig.path}: field 'tags': \"program-raises\" is for a dynamo signature (what "
+                                "`crashlens fix` plans for)")
+            if any(f.kind in ("custom-op", "precompute") for f in sig.fixes):
+                problems.append(f"{sig.path}: field 'tags': \"program-raises\" with a fix that changes how the "
+                                "code is compiled (custom-op, precompute): code that raises in eager too "
+                                "needs its own bug fixed")
         ranks = [f.rank for f in sig.fixes]
         if len(ranks) != len({(f.rank, f.title) for f in sig.fixes}):
             problems.append(f"{sig.path}: field 'fixes': duplicate fix")
-    return problems + compile_off_problems(cat)
+    return problems + compile_off_problems(cat) + patch_problems()
+
+
+def patch_problems() -> list[str]:
+    """signatures/patches/: each template names its kind, the torch release it is for, and its text; each
+    process constant and clock (constants.toml) is a module's function as code spells it (`os.cpu_count`);
+    shapes.toml's value-dependent functions are names."""
+    import re
+
+    from . import fixplan
+
+    problems = []
+    base = fixplan._patches_dir()
+    for i, tpl in enumerate(fixplan.templates()):
+        for key in ("kind", "torch", "text"):
+            if not isinstance(tpl.get(key), str) or not tpl.get(key):
+                problems.append(f"{base / 'templates.toml'}: template {i + 1}: field {key!r} is missing or empty")
+        if isinstance(tpl.get("torch"), str) and not fixplan.version_tuple(tpl["torch"]):
+            problems.append(f"{base / 'templates.toml'}: template {i + 1}: torch {tpl['torch']!r} is no release")
+    dotted = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+    for section, entries in (("constant", fixplan.process_constants()), ("clock", fixplan.clocks())):
+        for e in entries:
+            call = e.get("call")
+            if not isinstance(call, str) or not dotted.match(call):
+                problems.append(f"{base / 'constants.toml'}: [[{section}]] call {call!r}: not a module's function "
+                                "(module.function)")
+            if not all(isinstance(d, str) and dotted.match(d) for d in e.get("dynamo", [])):
+                problems.append(f"{base / 'constants.toml'}: [[{section}]] {call}: field 'dynamo': dotted names")
+    for name in fixplan._value_dependent():
+        if not isinstance(name, str) or not name.isidentifier():
+            problems.append(f"{base / 'shapes.toml'}: value_dependent: {name!r} is not a function's name")
+    return problems
