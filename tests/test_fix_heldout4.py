@@ -1,0 +1,52 @@
+"""`crashlens fix` on crashes of the fifth held-out batch (samples/repro/heldout4), from their recorded logs
+(samples/fix/heldout4-*.log), without torch: what the misses of that batch showed about the opaque-op planner."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import SAMPLES, cl
+
+LOGS = SAMPLES / "fix"
+REPRO = SAMPLES / "repro"
+
+
+def calls_of(src: str, func: str) -> list[ast.Call]:
+    return [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call) and ast.unparse(n.func) == func]
+
+
+def apply(repro: Path, log: str) -> None:
+    p = cl("fix", str(LOGS / log), "--apply", cwd=repro)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def reverted(repro: Path, *rels: str) -> bool:
+    assert cl("fix", "--revert", cwd=repro).returncode == 0
+    return all((repro / r).read_bytes() == (REPRO / r).read_bytes() for r in rels)
+
+
+def test_every_call_of_the_entry_point_in_the_file_goes_through_the_op(repro: Path) -> None:
+    """`k_q, k_s = quantix.fp8_quantize(k)` then `v_q, v_s = quantix.fp8_quantize(v)`: the log names line 16
+    only, but line 17 reaches the same lock. Wrapping one call left the same crash for round 2 ("it did not
+    help"); both calls now use the op."""
+    rel = "heldout4/qx_fp8_tuple.py"
+    apply(repro, "heldout4-fp8-tuple.log")
+    text = (repro / rel).read_text()
+    assert calls_of(text, "quantix.fp8_quantize") == []
+    ops = calls_of(text, "_crashlens_qx_fp8_tuple_fp8_quantize.fp8_quantize")
+    assert [ast.unparse(c.args[0]) for c in ops] == ["k", "v"]
+    assert reverted(repro, rel) and not (repro / "heldout4" / "_crashlens_qx_fp8_tuple_fp8_quantize.py").exists()
+
+
+def test_a_call_bound_otherwise_keeps_calling_the_library(repro: Path, tmp_path: Path) -> None:
+    """A second call that passes what the shim does not bind the same way (here a keyword `out=` that
+    `fp8_quantize` does not take) is not rewritten: it keeps calling the library as before."""
+    rel = repro / "heldout4" / "qx_fp8_tuple.py"
+    src = rel.read_text().replace("v_q, v_scale = quantix.fp8_quantize(v)",
+                                  "v_q, v_scale = quantix.fp8_quantize(v, out=None)")
+    rel.write_text(src)
+    apply(repro, "heldout4-fp8-tuple.log")
+    text = rel.read_text()
+    assert [ast.unparse(c) for c in calls_of(text, "quantix.fp8_quantize")] == ["quantix.fp8_quantize(v, out=None)"]
+    assert len(calls_of(text, "_crashlens_qx_fp8_tuple_fp8_quantize.fp8_quantize")) == 1
