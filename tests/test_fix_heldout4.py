@@ -50,3 +50,29 @@ def test_a_call_bound_otherwise_keeps_calling_the_library(repro: Path, tmp_path:
     text = rel.read_text()
     assert [ast.unparse(c) for c in calls_of(text, "quantix.fp8_quantize")] == ["quantix.fp8_quantize(v, out=None)"]
     assert len(calls_of(text, "_crashlens_qx_fp8_tuple_fp8_quantize.fp8_quantize")) == 1
+
+
+def test_an_entry_point_bound_with_functools_partial_becomes_the_op_where_it_is_bound(repro: Path) -> None:
+    """`self.base = functools.partial(quantix.int8_gemm, b_q=..., b_scale=...)` in __init__, `self.base(x)` in
+    forward: the line calls no `int8_gemm` by name, yet dynamo went from it straight into the library. The
+    partial's callee becomes the op's wrapper; the arguments it binds (tensors) are passed to the op."""
+    rel = "heldout4/qx_partial_gemm.py"
+    apply(repro, "heldout4-partial-gemm.log")
+    text = (repro / rel).read_text()
+    (part,) = calls_of(text, "functools.partial")
+    assert ast.unparse(part.args[0]) == "_crashlens_qx_partial_gemm_int8_gemm.int8_gemm"
+    assert [k.arg for k in part.keywords] == ["b_q", "b_scale"]
+    assert "self.base(x)" in text  # forward is unchanged
+    shim = (repro / "heldout4" / "_crashlens_qx_partial_gemm_int8_gemm.py").read_text()
+    assert "(Tensor a, Tensor b_q, Tensor b_scale, Tensor? out=None) -> Tensor" in shim
+    assert reverted(repro, rel)
+
+
+def test_a_call_of_an_attribute_that_is_not_a_partial_of_the_callee_is_no_op(repro: Path) -> None:
+    """The same line, where `self.base` is assigned something else as well: which callable runs is not known
+    from the file, so no op is made at that line (the planner falls through to the guard in the library)."""
+    f = repro / "heldout4" / "qx_partial_gemm.py"
+    src = f.read_text()
+    f.write_text(src.replace("rank, vocab, bias=False)", "rank, vocab, bias=False); self.base = self.base", 1))
+    p = cl("fix", str(LOGS / "heldout4-partial-gemm.log"), "--format", "json", cwd=repro)
+    assert '"kind": "custom-op"' not in p.stdout and "functools.partial(_crashlens_" not in p.stdout
