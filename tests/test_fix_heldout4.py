@@ -76,3 +76,17 @@ def test_a_call_of_an_attribute_that_is_not_a_partial_of_the_callee_is_no_op(rep
     f.write_text(src.replace("rank, vocab, bias=False)", "rank, vocab, bias=False); self.base = self.base", 1))
     p = cl("fix", str(LOGS / "heldout4-partial-gemm.log"), "--format", "json", cwd=repro)
     assert '"kind": "custom-op"' not in p.stdout and "functools.partial(_crashlens_" not in p.stdout
+
+
+def test_a_library_module_s_forward_is_passed_over_for_the_function_it_calls(repro: Path) -> None:
+    """`self.up(x)` calls quantix.QuantLinear.forward, which calls `int8_gemm(x, self.w_q, self.w_scale)`: the
+    package's entry point is a method, which cannot be an op, so the plain function it calls becomes the op
+    (a library patch, with a shim beside it), and every blocker below it goes at once."""
+    lib = "heldout4/site-packages/quantix/ops.py"
+    apply(repro, "heldout4-quant-mlp.log")
+    text = (repro / lib).read_text()
+    (op_call,) = calls_of(text, "_crashlens_ops_int8_gemm.int8_gemm")
+    assert [ast.unparse(a) for a in op_call.args] == ["x", "self.w_q", "self.w_scale"]
+    assert "from . import _crashlens_ops_int8_gemm" in text
+    assert (repro / "heldout4" / "qx_quant_mlp.py").read_bytes() == (REPRO / "heldout4" / "qx_quant_mlp.py").read_bytes()
+    assert reverted(repro, lib) and not (repro / "heldout4/site-packages/quantix/_crashlens_ops_int8_gemm.py").exists()

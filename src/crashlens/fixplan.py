@@ -253,8 +253,15 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
                       "(a bug in the program, left untouched)", eager_too=True)
     versions = dict(d.context.versions)
     tv = version_tuple(torch_version or versions.get("torch")) or (2, 13)
-    chain = tuple(f for f in _dedup(d.chain) if is_changeable(f))
+    full = [f for f in _dedup(d.chain) if is_changeable(f)]
+    chain = tuple(f for f in full if not _generated(f))
     culprit = d.culprit or pick_culprit(chain)
+    if culprit is not None and _generated(culprit):
+        # code made at run time (a dataclass's __init__, a namedtuple, exec) has no file to change: the
+        # line that called into it is where the program can be changed
+        at = next((i for i, f in enumerate(full) if f is culprit or (f.file, f.line) == (culprit.file, culprit.line)),
+                  len(full))
+        culprit = next((f for f in reversed(full[:at]) if not _generated(f)), None)
     entry, caller = entry_of(chain, culprit) if culprit else (None, None)
     s = Situation(d, chain, culprit, entry, caller, tv, d.context.fullgraph)
     reasons: list[str] = []
@@ -268,6 +275,11 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
             return plan
     why = "; ".join(reasons) if reasons else "no mechanical fix applies to this crash"
     return NoPlan(why)
+
+
+def _generated(f: Frame) -> bool:
+    """A frame of code compiled from a string (`File "<string>"`): no file holds its source."""
+    return f.file.startswith("<") and f.file.endswith(">")
 
 
 def _dedup(chain: tuple[Frame, ...]) -> list[Frame]:
@@ -598,7 +610,10 @@ def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
         # round each, is the loop a fix at the entry ends
         for i, f in enumerate(chain):
             if f is s.caller or (f.file == s.caller.file and f.line == s.caller.line):
-                stop = min(stop, i + 2)
+                # an entry that is a method (a library nn.Module's forward) cannot be an op: the function
+                # it calls, the outermost plain function of the package, is the entry to wrap
+                deeper = i + 1 < len(chain) and _is_method_frame(chain[i + 1])
+                stop = min(stop, i + (3 if deeper else 2))
                 break
     for i in range(min(stop, len(chain)) - 1):
         pairs.append((chain[i], chain[i + 1]))
@@ -617,6 +632,16 @@ def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
         if where is not None and name != site.function:
             pairs.append((site, Frame(site.file, where, name, None)))
     return pairs
+
+
+def _is_method_frame(f: Frame) -> bool:
+    """The frame's function takes `self` first (read from its file; False when it cannot be read)."""
+    try:
+        fn = _func_named(_parse(f.file), f.function, f.line or 0)
+    except (OSError, PlanError):
+        return False
+    params = [*fn.args.posonlyargs, *fn.args.args] if fn is not None else []
+    return bool(params) and params[0].arg == "self"
 
 
 def _first_of_pairs(s: Situation, loc: Locator, make: Any) -> Plan | None:
