@@ -90,3 +90,20 @@ def test_a_library_module_s_forward_is_passed_over_for_the_function_it_calls(rep
     assert "from . import _crashlens_ops_int8_gemm" in text
     assert (repro / "heldout4" / "qx_quant_mlp.py").read_bytes() == (REPRO / "heldout4" / "qx_quant_mlp.py").read_bytes()
     assert reverted(repro, lib) and not (repro / "heldout4/site-packages/quantix/_crashlens_ops_int8_gemm.py").exists()
+
+
+def test_a_crash_inside_code_compiled_from_a_string_is_fixed_at_the_line_that_called_it(repro: Path) -> None:
+    """A dataclass's generated `__init__` (`File "<string>"`) calls time.monotonic_ns for a default_factory:
+    no file holds that code, so every kind used to stop at "<string>: not found here". The line in forward that
+    builds the dataclass is the statement the program can change (its result only stored on self)."""
+    rel = "heldout4/arrival_monotonic.py"
+    doc = cl("fix", str(LOGS / "heldout4-arrival-monotonic.log"), "--format", "json", cwd=repro)
+    assert doc.returncode == 0 and "<string>" not in doc.stdout, doc.stdout + doc.stderr
+    apply(repro, "heldout4-arrival-monotonic.log")
+    fwd = next(n for n in ast.walk(ast.parse((repro / rel).read_text()))
+               if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    guard = fwd.body[0]
+    assert isinstance(guard, ast.If) and "is_compiling" in ast.unparse(guard.test)
+    assert ast.unparse(guard.body[0]) == "self.last_meta = StepMeta(batch=x.shape[0])"
+    assert ast.unparse(fwd.body[-1]).startswith("return torch.nn.functional.silu")
+    assert reverted(repro, rel)
