@@ -107,3 +107,11 @@ def test_a_crash_inside_code_compiled_from_a_string_is_fixed_at_the_line_that_ca
     assert ast.unparse(guard.body[0]) == "self.last_meta = StepMeta(batch=x.shape[0])"
     assert ast.unparse(fwd.body[-1]).startswith("return torch.nn.functional.silu")
     assert reverted(repro, rel)
+
+
+def test_a_crash_in_a_python_c_program_says_there_is_no_file_to_change(repro: Path) -> None:
+    """Every user frame is `File "<string>"` (a `python -c` program): the answer is why nothing can be patched,
+    not "<string>: not found here (give --root DIR ...)", which no --root could satisfy."""
+    p = cl("fix", str(SAMPLES / "raw" / "cuda-dynamo-cuda-synchronize.log"), cwd=repro)
+    assert p.returncode == 1 and "needs a person" in p.stderr and "compiled from a string" in p.stderr
+    assert "not found here" not in p.stderr

@@ -261,7 +261,11 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
         # line that called into it is where the program can be changed
         at = next((i for i, f in enumerate(full) if f is culprit or (f.file, f.line) == (culprit.file, culprit.line)),
                   len(full))
+        made_at = culprit.file
         culprit = next((f for f in reversed(full[:at]) if not _generated(f)), None)
+        if culprit is None:
+            return NoPlan(f"the crash is in code compiled from a string ({made_at}: `python -c`, exec), and no "
+                          "file on the way to it can be changed")
     entry, caller = entry_of(chain, culprit) if culprit else (None, None)
     s = Situation(d, chain, culprit, entry, caller, tv, d.context.fullgraph)
     reasons: list[str] = []
