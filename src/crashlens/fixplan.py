@@ -597,7 +597,7 @@ def _replace_span(text: str, node: ast.expr, new: str) -> str:
     return "".join(lines)
 
 
-def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
+def _callee_frames(s: Situation, loc: Locator | None = None) -> list[tuple[Frame, Frame]]:
     """(call site, callee) pairs to try, outermost first: each changeable frame of the chain and the next
     one it calls, down to the culprit. The outermost that can be made opaque removes the most blockers at
     once (the whole chain below it); wrapping deeper would leave the next blocker for the next round."""
@@ -616,7 +616,7 @@ def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
             if f is s.caller or (f.file == s.caller.file and f.line == s.caller.line):
                 # an entry that is a method (a library nn.Module's forward) cannot be an op: the function
                 # it calls, the outermost plain function of the package, is the entry to wrap
-                deeper = i + 1 < len(chain) and _is_method_frame(chain[i + 1])
+                deeper = i + 1 < len(chain) and _is_method_frame(chain[i + 1], loc)
                 stop = min(stop, i + (3 if deeper else 2))
                 break
     for i in range(min(stop, len(chain)) - 1):
@@ -638,10 +638,11 @@ def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
     return pairs
 
 
-def _is_method_frame(f: Frame) -> bool:
-    """The frame's function takes `self` first (read from its file; False when it cannot be read)."""
+def _is_method_frame(f: Frame, loc: Locator | None) -> bool:
+    """The frame's function takes `self` first (read from its file here; False when it cannot be read)."""
     try:
-        fn = _func_named(_parse(f.file), f.function, f.line or 0)
+        where = loc.locate(f) if loc is not None else Located(f.file, f.line or 0)
+        fn = _func_named(_parse(where.path), f.function, where.line)
     except (OSError, PlanError):
         return False
     params = [*fn.args.posonlyargs, *fn.args.args] if fn is not None else []
@@ -650,7 +651,7 @@ def _is_method_frame(f: Frame) -> bool:
 
 def _first_of_pairs(s: Situation, loc: Locator, make: Any) -> Plan | None:
     errors: list[str] = []
-    for pair in _callee_frames(s):
+    for pair in _callee_frames(s, loc):
         try:
             plan = make(s, loc, pair)
         except PlanError as e:
