@@ -676,18 +676,13 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     stmt = _stmt_at(tree, site.line)
     if stmt is None:
         raise PlanError(f"{site.path}:{site.line}: no statement there")
-    call = _call_on_line(tree, stmt, site.line, callee_f.function)
-    bound_by = None  # the `functools.partial(callee, ...)` whose result the line calls
-    if call is None:
-        call, bound_by = _through_partial(tree, stmt, site.line, callee_f.function)
+    call = _call_on_line(tree, stmt, site.line, callee_f.function) or _through_partial(tree, stmt, site.line,
+                                                                                       callee_f.function)
     if call is None:
         raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}` on that line")
-    target = bound_by.args[0] if bound_by is not None else call.func
-    if not _is_plain_ref(target):
-        raise PlanError(f"`{ast.unparse(target)}` is a method or computed callable: wrap it by hand")
-    pos_args = [*(bound_by.args[1:] if bound_by is not None else []), *call.args]
-    kw_args = [*(bound_by.keywords if bound_by is not None else []), *call.keywords]
-    if any(isinstance(a, ast.Starred) for a in pos_args) or any(k.arg is None for k in kw_args):
+    if not _is_plain_ref(call.func):
+        raise PlanError(f"`{ast.unparse(call.func)}` is a method or computed callable: wrap it by hand")
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         raise PlanError("the call passes *args/**kwargs")
     ctree = _parse(callee.path)
     fn = _func_named(ctree, callee_f.function, callee.line)
@@ -712,11 +707,11 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     allp = list(zip(params, defaults)) + kwonly
     # what the call site passes for each parameter
     given: dict[str, ast.expr] = {}
-    for i, arg in enumerate(pos_args):
+    for i, arg in enumerate(call.args):
         if i >= len(params):
             raise PlanError(f"the call passes more arguments than `{fn.name}` takes")
         given[params[i].arg] = arg
-    for kw in kw_args:
+    for kw in call.keywords:
         given[str(kw.arg)] = kw.value
     op_params, op_names, bound, call_args, wrapper_params = [], [], [], [], []
     for p, dflt in allp:
@@ -764,7 +759,7 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
         fake_body = fill(_need("derived-fake", s.torch), qualified=qualified, op_names=", ".join(op_names))
         fake_note = ("The fake's shapes are DERIVED: no shape rule for this function is in the catalog, so it runs "
                      "the real function once per input shape on zero-filled tensors.")
-    callee_expr = ast.unparse(target)
+    callee_expr = ast.unparse(call.func)
     op_params_text = ", ".join(n + (f"={d}" if d is not None else "") for _, n, d in op_params)
     text = fill(
         _need("custom-op", s.torch), qualified=qualified, call_site=f"{_rel(site.path)}:{site.line}",
@@ -776,26 +771,13 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     # the call site: the callee expression becomes the shim's wrapper
     site_text = _read(site.path)
     imp, alias = _module_import(site.path, shim)
-    # every other call of the same entry point in the file, bound the same way, reaches the same blocker
-    # (`k_q, k_s = q8(k)` then `v_q, v_s = q8(v)`): leaving it would bring the crash back next round
-    same = [call] if bound_by is None else []
-    if bound_by is None:
-        same += _same_calls(tree, call, params, {p.arg for p, _ in allp}, given,
-                            {n for _, n, d in op_params if d is None}, {b.split("=")[0].strip() for b in bound})
-    spans = [c.func for c in same] or [target]
-    new_site = site_text
-    for node in sorted(spans, key=lambda n: (n.lineno, n.col_offset), reverse=True):
-        new_site = _replace_span(new_site, node, f"{alias}.{fn.name}")
+    new_site = _replace_calls(site_text, call, fn, f"{alias}.{fn.name}")
     new_tree = ast.parse(new_site)
     add = [fill(_need("shim-import", s.torch), import_stmt=imp),
            fill(_need("shim-bind", s.torch), alias=alias, callee_expr=callee_expr)]
     new_site = _insert_after_imports(new_site, add, new_tree)
-    notes = [f"call site: {_rel(site.path)}:{site.line} (`{callee_expr}(...)` becomes `{alias}.{fn.name}(...)`)"
-             + (f", through the functools.partial at line {bound_by.lineno}" if bound_by is not None else ""),
+    notes = [f"call site: {_rel(site.path)}:{site.line} (`{callee_expr}(...)` becomes `{alias}.{fn.name}(...)`)",
              f"shim: {_rel(shim_path)} (crashlens::{op}, {schema})", fake_note]
-    if len(same) > 1:
-        notes.insert(1, "the same call, bound the same way, also at line(s) "
-                     + ", ".join(str(c.lineno) for c in same[1:]))
     for located in (site, callee):
         if located.moved:
             notes.append(located.moved)
@@ -804,13 +786,14 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
                 tuple(notes), edits, f"custom-op:{site.path}:{op}", s.diagnosis.id, s.diagnosis.signature)
 
 
-def _through_partial(tree: ast.AST, stmt: ast.stmt, line: int, name: str) -> tuple[ast.Call | None, ast.Call | None]:
+def _through_partial(tree: ast.AST, stmt: ast.stmt, line: int, name: str) -> ast.Call | None:
     """`self.base(x)` on the line, where the file's one assignment to `self.base` is
-    `functools.partial(lib.name, ...)`: dynamo went from the line straight into `name`. The call, and the
-    partial (its first argument is the callee to make opaque, the rest are arguments bound ahead)."""
+    `functools.partial(lib.name, ...)`: dynamo went from the line straight into `name`. The call as the op
+    sees it: the partial's first argument is the callee (where it is written, in the partial), the
+    partial's arguments come before the line's."""
     calls = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and c.lineno <= line <= (c.end_lineno or c.lineno)
              and isinstance(c.func, (ast.Name, ast.Attribute))]
-    found: list[tuple[ast.Call, ast.Call]] = []
+    found: list[ast.Call] = []
     for c in calls:
         held = ast.unparse(c.func)
         sets = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
@@ -819,33 +802,40 @@ def _through_partial(tree: ast.AST, stmt: ast.stmt, line: int, name: str) -> tup
             continue
         v = sets[0].value
         if _terminal(v.func) == "partial" and v.args and _terminal(v.args[0]) == name:
-            found.append((c, v))
-    return found[0] if len(found) == 1 else (None, None)
+            found.append(ast.copy_location(ast.Call(func=v.args[0], args=[*v.args[1:], *c.args],
+                                                    keywords=[*v.keywords, *c.keywords]), c))
+    return found[0] if len(found) == 1 else None
 
 
-def _same_calls(tree: ast.AST, call: ast.Call, params: list[ast.arg], names: set[str], given: dict[str, ast.expr],
-                required: set[str], bound: set[str]) -> list[ast.Call]:
-    """The other calls in the file of the same callee expression that the shim's wrapper serves unchanged:
-    plain arguments, every parameter the op needs passed, and each bound (non-tensor) argument the same
-    text as at the crash's call, so the wrapper's binding holds for them too."""
-    func = ast.unparse(call.func)
-    out = []
-    for c in ast.walk(tree):
-        if not isinstance(c, ast.Call) or c is call or ast.unparse(c.func) != func:
-            continue
-        if any(isinstance(a, ast.Starred) for a in c.args) or any(k.arg is None for k in c.keywords):
-            continue
-        if len(c.args) > len(params) or any(str(k.arg) not in names for k in c.keywords):
-            continue
-        g = {params[i].arg: a for i, a in enumerate(c.args)}
-        g.update({str(k.arg): k.value for k in c.keywords})
-        if not required <= set(g):
-            continue
-        if any((ast.unparse(g[n]) if n in g else None) != (ast.unparse(given[n]) if n in given else None)
-               for n in bound | (set(g) - set(given)) - required):
-            continue
-        out.append(c)
-    return out
+def _replace_calls(text: str, call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, new: str) -> str:
+    """`call.func` becomes `new`, and so does every other call in the file of the same callee expression
+    that passes the same parameters, its non-tensor ones the same text (the shim binds those): each
+    reaches the same blocker (`k_q, k_s = q8(k)` then `v_q, v_s = q8(v)`), and left alone would bring the
+    crash back next round. Any other call keeps calling the library."""
+    a = fn.args
+    params = [*a.posonlyargs, *a.args]
+    defaults: list[ast.expr | None] = [None] * (len(params) - len(a.defaults)) + list(a.defaults)
+    kinds = {p.arg: _schema_type(p.annotation, d) for p, d in [*zip(params, defaults), *zip(a.kwonlyargs, a.kw_defaults)]}
+
+    def passed(c: ast.Call) -> dict[str, str] | None:
+        if len(c.args) > len(params) or any(isinstance(x, ast.Starred) for x in c.args):
+            return None
+        g = {params[i].arg: x for i, x in enumerate(c.args)}
+        for k in c.keywords:
+            if k.arg is None or k.arg not in kinds:
+                return None
+            g[k.arg] = k.value
+        return {n: (ast.unparse(v) if kinds[n] is None else "") for n, v in g.items()}
+
+    want, func = passed(call), ast.unparse(call.func)
+    spans: list[ast.expr] = [call.func]
+    for c in ast.walk(ast.parse(text)):
+        if (isinstance(c, ast.Call) and ast.unparse(c.func) == func and want is not None and passed(c) == want
+                and (c.func.lineno, c.func.col_offset) != (call.func.lineno, call.func.col_offset)):
+            spans.append(c.func)
+    for node in sorted(spans, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        text = _replace_span(text, node, new)
+    return text
 
 
 def _unpacked_into(stmt: ast.stmt, call: ast.Call) -> int:
