@@ -270,8 +270,19 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
                       "(a bug in the program, left untouched)", eager_too=True)
     versions = dict(d.context.versions)
     tv = version_tuple(torch_version or versions.get("torch")) or (2, 13)
-    chain = tuple(f for f in _dedup(d.chain) if is_changeable(f))
+    full = [f for f in _dedup(d.chain) if is_changeable(f)]
+    chain = tuple(f for f in full if not _generated(f))
     culprit = d.culprit or pick_culprit(chain)
+    if culprit is not None and _generated(culprit):
+        # code made at run time (a dataclass's __init__, a namedtuple, exec) has no file to change: the
+        # line that called into it is where the program can be changed
+        at = next((i for i, f in enumerate(full) if f is culprit or (f.file, f.line) == (culprit.file, culprit.line)),
+                  len(full))
+        made_at = culprit.file
+        culprit = next((f for f in reversed(full[:at]) if not _generated(f)), None)
+        if culprit is None:
+            return NoPlan(f"the crash is in code compiled from a string ({made_at}: `python -c`, exec), and no "
+                          "file on the way to it can be changed")
     entry, caller = entry_of(chain, culprit) if culprit else (None, None)
     s = Situation(d, chain, culprit, entry, caller, tv, d.context.fullgraph)
     reasons: list[str] = []
@@ -285,6 +296,11 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
             return plan
     why = "; ".join(reasons) if reasons else "no mechanical fix applies to this crash"
     return NoPlan(why)
+
+
+def _generated(f: Frame) -> bool:
+    """A frame of code compiled from a string (`File "<string>"`): no file holds its source."""
+    return f.file.startswith("<") and f.file.endswith(">")
 
 
 def _dedup(chain: tuple[Frame, ...]) -> list[Frame]:
@@ -598,7 +614,7 @@ def _replace_span(text: str, node: ast.expr, new: str) -> str:
     return "".join(lines)
 
 
-def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
+def _callee_frames(s: Situation, loc: Locator | None = None) -> list[tuple[Frame, Frame]]:
     """(call site, callee) pairs to try, outermost first: each changeable frame of the chain and the next
     one it calls, down to the culprit. The outermost that can be made opaque removes the most blockers at
     once (the whole chain below it); wrapping deeper would leave the next blocker for the next round."""
@@ -615,7 +631,10 @@ def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
         # round each, is the loop a fix at the entry ends
         for i, f in enumerate(chain):
             if f is s.caller or (f.file == s.caller.file and f.line == s.caller.line):
-                stop = min(stop, i + 2)
+                # an entry that is a method (a library nn.Module's forward) cannot be an op: the function
+                # it calls, the outermost plain function of the package, is the entry to wrap
+                deeper = i + 1 < len(chain) and _is_method_frame(chain[i + 1], loc)
+                stop = min(stop, i + (3 if deeper else 2))
                 break
     for i in range(min(stop, len(chain)) - 1):
         pairs.append((chain[i], chain[i + 1]))
@@ -636,9 +655,20 @@ def _callee_frames(s: Situation) -> list[tuple[Frame, Frame]]:
     return pairs
 
 
+def _is_method_frame(f: Frame, loc: Locator | None) -> bool:
+    """The frame's function takes `self` first (read from its file here; False when it cannot be read)."""
+    try:
+        where = loc.locate(f) if loc is not None else Located(f.file, f.line or 0)
+        fn = _func_named(_parse(where.path), f.function, where.line)
+    except (OSError, PlanError):
+        return False
+    params = [*fn.args.posonlyargs, *fn.args.args] if fn is not None else []
+    return bool(params) and params[0].arg == "self"
+
+
 def _first_of_pairs(s: Situation, loc: Locator, make: Any) -> Plan | None:
     errors: list[str] = []
-    for pair in _callee_frames(s):
+    for pair in _callee_frames(s, loc):
         try:
             plan = make(s, loc, pair)
         except PlanError as e:
@@ -663,7 +693,8 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
     stmt = _stmt_at(tree, site.line)
     if stmt is None:
         raise PlanError(f"{site.path}:{site.line}: no statement there")
-    call = _call_on_line(tree, stmt, site.line, callee_f.function)
+    call = _call_on_line(tree, stmt, site.line, callee_f.function) or _through_partial(tree, stmt, site.line,
+                                                                                       callee_f.function)
     if call is None:
         raise PlanError(f"{site.path}:{site.line}: no single call of `{callee_f.function}` on that line")
     if not _is_plain_ref(call.func):
@@ -769,7 +800,7 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
     ) + "\n"
     # the call site: the callee expression becomes the shim's wrapper
     imp, alias = _module_import(site_path, shim)
-    new_site = _replace_span(site_text, call.func, f"{alias}.{fn.name}")
+    new_site = _replace_calls(site_text, call, fn, f"{alias}.{fn.name}")
     new_tree = ast.parse(new_site)
     add = [fill(_need("shim-import", s.torch), import_stmt=imp),
            fill(_need("shim-bind", s.torch), alias=alias, callee_expr=callee_expr)]
@@ -780,6 +811,58 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
     edits = (FileEdit(site_path, site_text if original is None else original, new_site), FileEdit(shim_path, None, text))
     return Plan("custom-op", title or f"Make `{qualified}` an opaque custom op at {_rel(site_path)}:{site_line}",
                 tuple(notes), edits, f"custom-op:{site_path}:{op}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _through_partial(tree: ast.AST, stmt: ast.stmt, line: int, name: str) -> ast.Call | None:
+    """`self.base(x)` on the line, where the file's one assignment to `self.base` is
+    `functools.partial(lib.name, ...)`: dynamo went from the line straight into `name`. The call as the op
+    sees it: the partial's first argument is the callee (where it is written, in the partial), the
+    partial's arguments come before the line's."""
+    calls = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and c.lineno <= line <= (c.end_lineno or c.lineno)
+             and isinstance(c.func, (ast.Name, ast.Attribute))]
+    found: list[ast.Call] = []
+    for c in calls:
+        held = ast.unparse(c.func)
+        sets = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                and any(ast.unparse(t) == held for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+        if len(sets) != 1 or not isinstance(sets[0].value, ast.Call):
+            continue
+        v = sets[0].value
+        if _terminal(v.func) == "partial" and v.args and _terminal(v.args[0]) == name:
+            found.append(ast.copy_location(ast.Call(func=v.args[0], args=[*v.args[1:], *c.args],
+                                                    keywords=[*v.keywords, *c.keywords]), c))
+    return found[0] if len(found) == 1 else None
+
+
+def _replace_calls(text: str, call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, new: str) -> str:
+    """`call.func` becomes `new`, and so does every other call in the file of the same callee expression
+    that passes the same parameters, its non-tensor ones the same text (the shim binds those): each
+    reaches the same blocker (`k_q, k_s = q8(k)` then `v_q, v_s = q8(v)`), and left alone would bring the
+    crash back next round. Any other call keeps calling the library."""
+    a = fn.args
+    params = [*a.posonlyargs, *a.args]
+    defaults: list[ast.expr | None] = [None] * (len(params) - len(a.defaults)) + list(a.defaults)
+    kinds = {p.arg: _schema_type(p.annotation, d) for p, d in [*zip(params, defaults), *zip(a.kwonlyargs, a.kw_defaults)]}
+
+    def passed(c: ast.Call) -> dict[str, str] | None:
+        if len(c.args) > len(params) or any(isinstance(x, ast.Starred) for x in c.args):
+            return None
+        g = {params[i].arg: x for i, x in enumerate(c.args)}
+        for k in c.keywords:
+            if k.arg is None or k.arg not in kinds:
+                return None
+            g[k.arg] = k.value
+        return {n: (ast.unparse(v) if kinds[n] is None else "") for n, v in g.items()}
+
+    want, func = passed(call), ast.unparse(call.func)
+    spans: list[ast.expr] = [call.func]
+    for c in ast.walk(ast.parse(text)):
+        if (isinstance(c, ast.Call) and ast.unparse(c.func) == func and want is not None and passed(c) == want
+                and (c.func.lineno, c.func.col_offset) != (call.func.lineno, call.func.col_offset)):
+            spans.append(c.func)
+    for node in sorted(spans, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        text = _replace_span(text, node, new)
+    return text
 
 
 def _unpacked_into(stmt: ast.stmt, call: ast.Call) -> int:
