@@ -446,3 +446,42 @@ def test_the_8_rank_sample_reports_each_ranks_quote_and_traceback():
     (d,) = _fatal(log)
     ranked = [o["line"] for o in d["occurrences"] if o["rank"]]
     assert ranked == starts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Re-dealt recordings: a recording of samples/corpus/raw framed and degraded by the corpus's own framing.py and
+# fragment.py with another seed than build.py's (the same real torch output, another paste of it).
+
+def _redeal(tmp_path: Path, torch_v: str, name: str, framing_name: str, kind: str, seed: int) -> Path:
+    import importlib.util
+    import random
+
+    spec = importlib.util.spec_from_file_location("corpus_build", SAMPLES / "corpus" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    text = gzip.decompress((SAMPLES / "corpus" / "raw" / f"t{torch_v}" / f"{name}.log.gz").read_bytes()).decode(
+        "utf-8", "replace")
+    text = text.split("\n", 1)[1] if text.startswith(build.HEADER) else text
+    lines = text.rstrip("\n").split("\n")
+    rng = random.Random(seed)
+    framed = build.framing.frame(framing_name, lines, rng, build.BY_NAME[name].fullgraph)
+    out = tmp_path / f"{name}-{framing_name}-{kind}-{seed}.log"
+    out.write_text(build.fragment.make(kind, framed, rng), encoding="utf-8")
+    return out
+
+
+# Ray actors' output pasted as markdown, torch 2.1: every exception line elided, and no copy kept its `from
+# user code:` block either. Two traceback heads of one program's call are left: one crash.
+@pytest.mark.parametrize("seed", [0, 1])
+def test_traceback_heads_that_kept_nothing_else_are_one_crash(tmp_path, seed):
+    fatal = _fatal(_redeal(tmp_path, "2.1.2", "fp4-round-5", "ray", "markdown", seed))
+    assert len(fatal) == 1, [(d["signature"], d["culprit"], d["occurrences"]) for d in fatal]
+    assert len(fatal[0]["occurrences"]) == 2
+
+
+# torch 2.13, SGLang 1 rank, a window of the log: `ObservedUserStopIteration` and "The above exception was the
+# direct cause ...", then the `Observed exception` it led to, whose type the window's cut took.
+@pytest.mark.parametrize("seed", [0, 1, 2, 6])
+def test_a_cause_and_the_untyped_exception_it_led_to_are_one_crash(tmp_path, seed):
+    fatal = _fatal(_redeal(tmp_path, "2.13.0", "next-no-default", "sglang-1", "window", seed))
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]

@@ -838,7 +838,8 @@ def _caused_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     best: tuple[tuple[bool, int], Diagnosis] | None = None
     for o in d.occurrences:
         for e in hosts:
-            if e is d or not e.fatal or e.exception is None or not e.exception[0] or (
+            # the caused exception may have lost its type to the cut (`Observed exception` alone)
+            if e is d or not e.fatal or e.exception is None or not (e.exception[0] or e.exception[1].strip()) or (
                     d.exception is not None and e.exception[0] == d.exception[0]):
                 continue  # the caused exception is another one; the same one again is a copy of `d`
             for h in e.occurrences:
@@ -862,6 +863,25 @@ def _introduced_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         if e is d or not e.fatal or e.family != d.family or e.exception is None or not e.exception[0]:
             continue
         gaps = [o.line - line for o in e.occurrences if o.source == src and 0 < o.line - line <= MAX_ANNOUNCE_GAP]
+        if gaps and (best is None or min(gaps) < best[0]):
+            best = (min(gaps), e)
+    return best[1] if best else None
+
+
+def _piece_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """Where no crash beside it kept its exception line or its place: a piece that names no place is part of
+    the nearest piece printed before it whose traceback starts at the same frame (two ranks' traceback
+    heads, cut by a paste's elisions: the same program's outermost call)."""
+    if not d.fatal or d.exception is not None or not _placeless(d) or not d.occurrences or not d.chain:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    top = (d.chain[0].file, d.chain[0].line)
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.exception is not None or e.family != d.family or not e.chain \
+                or (e.chain[0].file, e.chain[0].line) != top:
+            continue
+        gaps = [line - o.line for o in e.occurrences if o.source == src and o.line < line]
         if gaps and (best is None or min(gaps) < best[0]):
             best = (min(gaps), e)
     return best[1] if best else None
@@ -1009,7 +1029,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             or _announced_host(d, typed) \
             or _caused_host(d, diags) or _same_exception_host(d, diags) or _wrapping_host(d, typed) \
             or _chained_host(d, diags) \
-            or _introduced_host(d, typed + raised)
+            or _introduced_host(d, typed + raised) or _piece_host(d, diags)
         if h is not None:
             into[id(d)] = id(h)
 
