@@ -769,12 +769,20 @@ def _entry_call(d: Diagnosis) -> bool:
     A copy that lost the `from user code:` block names that call; it says nothing of where dynamo failed."""
     if d.culprit is None:
         return False
+    hit = _ENTRY_SEEN.get(id(d))
+    if hit is not None and hit[0] is d:
+        return hit[1]
     key = (d.culprit.file, d.culprit.line)
     at = next((i for i, f in enumerate(d.chain) if (f.file, f.line) == key), None)
-    if at is None or any(is_machinery(f.file) for f in d.chain[:at]):
-        return False
-    inner = next((f for f in d.chain[at + 1 :] if is_machinery(f.file)), None)
-    return inner is not None and inner.file.replace("\\", "/").endswith(COMPILE_ENTRY)
+    inner = None
+    if at is not None and not any(is_machinery(f.file) for f in d.chain[:at]):
+        inner = next((f for f in d.chain[at + 1 :] if is_machinery(f.file)), None)
+    found = inner is not None and inner.file.replace("\\", "/").endswith(COMPILE_ENTRY)
+    _ENTRY_SEEN[id(d)] = (d, found)  # asked once per pair of copies in a merge: cleared after each
+    return found
+
+
+_ENTRY_SEEN: dict[int, tuple[Diagnosis, bool]] = {}
 
 
 def _placeless(d: Diagnosis) -> bool:
@@ -800,11 +808,12 @@ def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     if (d.evidence is None and d.exception is not None) or not d.occurrences:
         return None
     fit: list[Diagnosis] = []
+    anywhere = _placeless(d)
     for e in hosts:
         if e is d or e.fatal < d.fatal or not e.occurrences:
             continue
-        if d.culprit is not None and e.culprit is not None and (d.culprit.file, d.culprit.line) != (
-                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)) and not _placeless(d):
+        if d.culprit is not None and e.culprit is not None and not anywhere and (d.culprit.file, d.culprit.line) != (
+                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)):
             continue
         fit.append(e)
     return _nearest(d, fit)
@@ -900,7 +909,8 @@ def _same_exception_line(a: tuple[str, str], b: tuple[str, str]) -> bool:
     return x == y or (len(x) >= MIN_QUOTED and y.startswith(x))
 
 
-def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
+                         known: Callable[[Diagnosis], set[tuple[str, int]]] | None = None) -> Diagnosis | None:
     """The fuller copy of the same exception: a rank's copy that lost frames among the other ranks' lines,
     or a paste's copy cut by an elision, prints the same exception line but names a shallower frame (or
     none) as its culprit. Only where its culprit is one of the fuller copy's frames: the same message raised
@@ -919,21 +929,34 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | No
         if theirs < ours or (theirs == ours and (e.chain != d.chain or d.culprit is None or (
                 e.confidence, -e.occurrences[0].line) <= (d.confidence, -d.occurrences[0].line))):
             continue
-        if mine is not None and mine not in _known_frames(e, hosts):
+        if mine is not None and mine not in {(f.file, f.line) for f in e.chain} and (
+                known is None or mine not in known(e)):
             continue
         fit.append(e)
     return _nearest(d, fit)  # of two crashes with this exception line, the copy's neighbour
 
 
-def _known_frames(e: Diagnosis, hosts: list[Diagnosis]) -> set[tuple[str, int]]:
+def _known_frames(diags: list[Diagnosis]) -> Callable[[Diagnosis], set[tuple[str, int]]]:
     """The frames a crash is known by: its own, and those of every copy whose frames pass through its
-    culprit (a rank's copy that kept the outer end of the `from user code:` block that this one lost)."""
-    known = {(f.file, f.line) for f in e.chain}
-    if e.culprit is None:
-        return known
-    for x in hosts:
-        if x is not e and x.family == e.family and _contains(x.chain, (e.culprit,)):
-            known |= {(f.file, f.line) for f in x.chain}
+    culprit (a rank's copy that kept the outer end of the `from user code:` block that this one lost).
+    Indexed once per merge (a scan of many files merges thousands of diagnoses), each answer cached."""
+    through: dict[tuple[str, int, str], list[Diagnosis]] = {}
+    for x in diags:
+        for f in dict.fromkeys(x.chain):
+            through.setdefault((f.file, f.line, f.function), []).append(x)
+    cache: dict[int, set[tuple[str, int]]] = {}
+
+    def known(e: Diagnosis) -> set[tuple[str, int]]:
+        got = cache.get(id(e))
+        if got is None:
+            got = {(f.file, f.line) for f in e.chain}
+            if e.culprit is not None:
+                for x in through.get((e.culprit.file, e.culprit.line, e.culprit.function), ()):
+                    if x.family == e.family:
+                        got |= {(f.file, f.line) for f in x.chain}
+            cache[id(e)] = got
+        return got
+
     return known
 
 
@@ -1022,12 +1045,13 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
+    known = _known_frames(diags)
     for d in diags:
         # a copy of the same traceback first: its own fuller copy, before any other crash it could be part of
         h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _elided_host(d, diags) \
             or _quoting_host(d, typed) or _evidence_host(d, shown + placed if _placeless(d) else shown) \
             or _announced_host(d, typed) \
-            or _caused_host(d, diags) or _same_exception_host(d, diags) or _wrapping_host(d, typed) \
+            or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _wrapping_host(d, typed) \
             or _chained_host(d, diags) \
             or _introduced_host(d, typed + raised) or _piece_host(d, diags)
         if h is not None:
@@ -1049,6 +1073,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             r = root(id(d))
             if r != id(d) and id(d) in into:
                 out[r] = _absorb(out[r], d)
+    _ENTRY_SEEN.clear()
     return [out[id(d)] for d in diags if id(d) not in into]
 
 
