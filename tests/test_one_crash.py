@@ -485,3 +485,45 @@ def test_traceback_heads_that_kept_nothing_else_are_one_crash(tmp_path, seed):
 def test_a_cause_and_the_untyped_exception_it_led_to_are_one_crash(tmp_path, seed):
     fatal = _fatal(_redeal(tmp_path, "2.13.0", "next-no-default", "sglang-1", "window", seed))
     assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+
+
+def _redealt_as_build_would(tmp_path: Path, torch_v: str, name: str, seed: int, framing_name: str, kind: str) -> Path:
+    """build.py's own recipe with another seed: the framing and degradation drawn from the recording's rng
+    (`seed torch name`). Skips when today's framing/fragment lists draw another pair for it."""
+    import importlib.util
+    import random
+    import zlib
+
+    spec = importlib.util.spec_from_file_location("corpus_build", SAMPLES / "corpus" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    index = json.loads((SAMPLES / "corpus" / "raw" / f"t{torch_v.split('+')[0]}" / "index.json").read_text())
+    text = gzip.decompress((SAMPLES / "corpus" / "raw" / f"t{torch_v.split('+')[0]}" / f"{name}.log.gz").read_bytes())
+    text = text.decode("utf-8", "replace")
+    text = text.split("\n", 1)[1] if text.startswith(build.HEADER) else text
+    rng = random.Random(zlib.crc32(f"{seed} {index['torch']} {name}".encode()))
+    drawn = (rng.choice(build.FRAMED), rng.choice(build.fragment.KINDS))
+    if drawn != (framing_name, kind):
+        pytest.skip(f"the re-deal now draws {drawn}")
+    framed = build.framing.frame(framing_name, text.rstrip("\n").split("\n"), rng, build.BY_NAME[name].fullgraph)
+    out = tmp_path / f"{name}-{framing_name}-{kind}.log"
+    out.write_text(build.fragment.make(kind, framed, rng), encoding="utf-8")
+    return out
+
+
+# SGLang 8 ranks, a window of the log, torch 2.7: one rank's copy of `Failed to trace builtin operator` lost its
+# type with SGLang's `Capture cuda graph failed: ` head, and matched the server's wrapper from its frames. Its
+# whole message is the dynamo copy's: one crash.
+def test_a_copy_that_lost_its_type_with_its_head_is_the_crash_whose_message_it_is(tmp_path):
+    fatal = _fatal(_redealt_as_build_would(tmp_path, "2.7.1", "module-setattr", 1, "sglang-8", "window"))
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    assert fatal[0]["signature"] == "module-setattr"
+
+
+def test_an_untyped_copy_joins_only_a_crash_with_its_whole_message(tmp_path):
+    # the same window after another crash's log: the untyped copy stays with its own crash's message
+    fatal, first = _two_launches(tmp_path, CASES / "case-0684.log.gz", _redealt_as_build_would(
+        tmp_path, "2.7.1", "module-setattr", 1, "sglang-8", "window"))
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    setattr_ = next(d for d in fatal if d["signature"] == "module-setattr")
+    assert all(o["line"] > first for o in setattr_["occurrences"])

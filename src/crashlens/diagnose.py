@@ -809,9 +809,12 @@ def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         return None
     fit: list[Diagnosis] = []
     anywhere = _placeless(d)
+    src, line = d.occurrences[0].source, d.occurrences[0].line
     for e in hosts:
         if e is d or e.fatal < d.fatal or not e.occurrences:
             continue
+        if d.evidence == "reraise" and not any(o.source == src and o.line < line for o in e.occurrences):
+            continue  # "See root cause above": a crash printed before it
         if d.culprit is not None and e.culprit is not None and not anywhere and (d.culprit.file, d.culprit.line) != (
                 e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)):
             continue
@@ -917,13 +920,20 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
     at two different places is two crashes. A copy that names no place (only the call into the compiled
     function) is the fuller copy's even where that one names none either; of two copies alike but for the
     signature their text matched, the surer one is the report."""
-    if d.exception is None or not d.exception[0] or not d.exception[1].strip() or not d.fatal or not d.occurrences:
+    if d.exception is None or not d.exception[1].strip() or not d.fatal or not d.occurrences:
+        return None
+    # a copy that lost its type with its head (a server's `Capture cuda graph failed: ` cut off) matched what was
+    # left: its finding's family says nothing, its whole message must be the other copy's
+    untyped = not d.exception[0]
+    if untyped and (d.culprit is not None or len(d.exception[1].strip()) < MIN_QUOTED):
         return None
     mine = (d.culprit.file, d.culprit.line) if d.culprit is not None and not _entry_call(d) else None
     fit: list[Diagnosis] = []
     for e in hosts:
-        if e is d or not e.fatal or e.exception is None or not _same_exception_line(e.exception, d.exception) \
-                or e.family != d.family or (e.culprit is None and mine is not None):
+        if e is d or not e.fatal or e.exception is None or (e.culprit is None and mine is not None):
+            continue
+        if not (_same_exception_line(e.exception, d.exception) and (untyped or e.family == d.family)) and not (
+                untyped and e.exception[1].strip() == d.exception[1].strip()):
             continue
         ours, theirs = _copy_rank(d), _copy_rank(e)
         if theirs < ours or (theirs == ours and (e.chain != d.chain or d.culprit is None or (
