@@ -487,9 +487,11 @@ def test_a_cause_and_the_untyped_exception_it_led_to_are_one_crash(tmp_path, see
     assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
 
 
-def _redealt_as_build_would(tmp_path: Path, torch_v: str, name: str, seed: int, framing_name: str, kind: str) -> Path:
+def _redealt_as_build_would(tmp_path: Path, torch_v: str, name: str, seed: int, framing_name: str, kind: str,
+                            corpus: str = "corpus") -> Path:
     """build.py's own recipe with another seed: the framing and degradation drawn from the recording's rng
-    (`seed torch name`). Skips when today's framing/fragment lists draw another pair for it."""
+    (`seed torch name`), from `corpus`'s recordings and plan. Skips when today's framing/fragment lists draw
+    another pair for it."""
     import importlib.util
     import random
     import zlib
@@ -497,15 +499,17 @@ def _redealt_as_build_would(tmp_path: Path, torch_v: str, name: str, seed: int, 
     spec = importlib.util.spec_from_file_location("corpus_build", SAMPLES / "corpus" / "build.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
-    index = json.loads((SAMPLES / "corpus" / "raw" / f"t{torch_v.split('+')[0]}" / "index.json").read_text())
-    text = gzip.decompress((SAMPLES / "corpus" / "raw" / f"t{torch_v.split('+')[0]}" / f"{name}.log.gz").read_bytes())
+    raw = SAMPLES / corpus / "raw" / f"t{torch_v}"
+    index = json.loads((raw / "index.json").read_text())
+    text = gzip.decompress((raw / f"{name}.log.gz").read_bytes())
     text = text.decode("utf-8", "replace")
     text = text.split("\n", 1)[1] if text.startswith(build.HEADER) else text
     rng = random.Random(zlib.crc32(f"{seed} {index['torch']} {name}".encode()))
     drawn = (rng.choice(build.FRAMED), rng.choice(build.fragment.KINDS))
     if drawn != (framing_name, kind):
         pytest.skip(f"the re-deal now draws {drawn}")
-    framed = build.framing.frame(framing_name, text.rstrip("\n").split("\n"), rng, build.BY_NAME[name].fullgraph)
+    plan = {r.name: r for r in build.load_plan(str(SAMPLES / corpus / "plan.py") if corpus != "corpus" else None)}
+    framed = build.framing.frame(framing_name, text.rstrip("\n").split("\n"), rng, plan[name].fullgraph)
     out = tmp_path / f"{name}-{framing_name}-{kind}.log"
     out.write_text(build.fragment.make(kind, framed, rng), encoding="utf-8")
     return out
@@ -527,3 +531,31 @@ def test_an_untyped_copy_joins_only_a_crash_with_its_whole_message(tmp_path):
     assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
     setattr_ = next(d for d in fatal if d["signature"] == "module-setattr")
     assert all(o["line"] > first for o in setattr_["occurrences"])
+
+
+# Held-out recordings re-dealt. vLLM 0.11+ pasted as markdown, torch 2.13: the EngineCore's `Worker failed with
+# error '...'` kept the start of the `from user code:` frames; the worker's piece, its exception line elided,
+# goes on to the library's `layout_key`. One crash, at the deeper place.
+def test_a_reraise_whose_frames_start_a_deeper_piece_is_that_piece(tmp_path):
+    fatal = _fatal(_redealt_as_build_would(tmp_path, "2.13.0", "use-kv-workspace", 2, "vllm-new", "markdown",
+                                           corpus="corpus-heldout"))
+    assert len(fatal) == 1, [(d["signature"], d["exception"], d["culprit"]) for d in fatal]
+    assert (Path(fatal[0]["culprit"]["file"]).name, fatal[0]["culprit"]["line"]) == ("workspace.py", 11)
+
+
+def test_a_reraise_never_joins_a_piece_of_another_crash_on_the_same_path(tmp_path):
+    # another crash (case-0684, the item() one) printed before: the re-raise stays with its own piece
+    fatal, first = _two_launches(tmp_path, CASES / "case-0684.log.gz", _redealt_as_build_would(
+        tmp_path, "2.13.0", "use-kv-workspace", 2, "vllm-new", "markdown", corpus="corpus-heldout"))
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    kv = next(d for d in fatal if d["signature"] == "hashlib-json-pickle")
+    assert all(o["line"] > first for o in kv["occurrences"])
+
+
+# pytest's output quoted in one message (`\n` escaped), torch 2.13: `ObservedValueErrorError`, "The above
+# exception was the direct cause ...", and the `Unsupported: Observed exception` it led to, on one line.
+def test_a_cause_on_the_same_line_as_the_exception_it_led_to_is_that_exception(tmp_path):
+    fatal = _fatal(_redealt_as_build_would(tmp_path, "2.13.0", "validate-raise", 2, "pytest", "quoted",
+                                           corpus="corpus-heldout"))
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    assert fatal[0]["exception"]["type"] == "torch._dynamo.exc.Unsupported"

@@ -855,7 +855,8 @@ def _caused_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
                     d.exception is not None and e.exception[0] == d.exception[0]):
                 continue  # the caused exception is another one; the same one again is a copy of `d`
             for h in e.occurrences:
-                if h.source == o.source and h.line > o.line:
+                # on its line too: a paste that lost its newlines, or quoted the chain in one message
+                if h.source == o.source and h.line >= o.line:
                     key = (h.rank != o.rank, h.line - o.line)
                     if best is None or key < best[0]:
                         best = (key, e)
@@ -897,6 +898,18 @@ def _piece_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         if gaps and (best is None or min(gaps) < best[0]):
             best = (min(gaps), e)
     return best[1] if best else None
+
+
+def _deeper_piece_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The piece that shows more of the same path: a copy (a server's re-raise with the `from user code:`
+    frames it quoted, cut short) whose frames are the start of an exception-less piece's, of the same
+    finding, is that piece's crash: the piece goes deeper, to where dynamo failed. The nearest one."""
+    if d.culprit is None or not d.chain or not d.fatal or not d.occurrences or d.exception is None:
+        return None
+    mine = [(f.file, f.line) for f in d.chain]
+    fit = [e for e in hosts if e is not d and e.fatal and e.signature == d.signature and len(e.chain) > len(mine)
+           and [(f.file, f.line) for f in e.chain[: len(mine)]] == mine]
+    return _nearest(d, fit)
 
 
 def _copy_rank(d: Diagnosis) -> tuple[bool, bool, int]:
@@ -1063,7 +1076,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             or _announced_host(d, typed) \
             or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _wrapping_host(d, typed) \
             or _chained_host(d, diags) \
-            or _introduced_host(d, typed + raised) or _piece_host(d, diags)
+            or _introduced_host(d, typed + raised) or _piece_host(d, diags) or _deeper_piece_host(d, placed)
         if h is not None:
             into[id(d)] = id(h)
 
