@@ -242,3 +242,321 @@ def test_no_panel_repeats_advice(log):
         assert text.count("Next in this chain") <= 1, text
         advice = [f.title for f in d.fixes] + [f.detail for f in d.fixes if f.detail] + list(d.warnings)
         assert len(advice) == len(set(advice)), text
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Copies that name no place where dynamo failed. Each fold below has its "two different crashes stay two".
+
+HELDOUT = SAMPLES / "corpus-heldout" / "cases"
+
+
+def _one_report(folder: Path, case: str) -> dict:
+    label = json.loads((folder / f"{case}.json").read_text())
+    fatal = _fatal(folder / f"{case}.log.gz")
+    assert len(fatal) == 1, [(d["signature"], d["exception"], d["culprit"]) for d in fatal]
+    want = label.get("culprit")
+    if want:
+        got = fatal[0]["culprit"]
+        assert got["file"].endswith(want["file_suffix"]) and got["line"] == want["line"], got
+    return fatal[0]
+
+
+def _two_launches(tmp_path: Path, *logs: Path) -> tuple[list[dict], int]:
+    """The logs one after the other in one file; the fatal reports, and the last line of the first log."""
+    both = tmp_path / "two-launches.log"
+    texts = [gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes() for p in logs]
+    both.write_bytes(b"".join(t if t.endswith(b"\n") else t + b"\n" for t in texts))
+    return _fatal(both), texts[0].rstrip(b"\n").count(b"\n") + 1
+
+
+# An 8-rank copy that lost its `from user code:` block (another rank's lines, an elision) names the program's
+# call into the compiled function as its culprit (`compiled(*args)`, then eval_frame / convert_frame): that says
+# nothing of where dynamo failed, so the exception line decides, and the copy is the fuller copy's.
+@pytest.mark.parametrize("folder, case", [
+    (CASES, "case-0015"),    # SGLang 8 ranks, markdown, torch 2.1: TP7's copy at `_harness.py:14`
+    (HELDOUT, "case-0215"),  # Ray, torch 2.7: ConstraintViolationError, whose full copy names no culprit either
+])
+def test_a_copy_naming_only_the_call_into_the_compiled_function_is_the_crash(folder, case):
+    d = _one_report(folder, case)
+    if case == "case-0015":
+        assert 577 in [o["line"] for o in d["occurrences"]]  # TP7's copy
+        assert "builtin_open" not in d["fixes"][0]["title"] or "main" not in d["fixes"][0]["title"], \
+            "the fixes are the full copy's, not ones written for the call site"
+
+
+def test_copies_naming_only_the_call_into_compiled_code_join_their_own_crash(tmp_path):
+    """Two launches, each with 8-rank copies that name only the call into the compiled function: two
+    crashes (their exception lines differ), each copy with its own."""
+    fatal, first = _two_launches(tmp_path, CASES / "case-0015.log.gz", CASES / "case-0353.log.gz")
+    assert len(fatal) == 2, [(d["signature"], d["culprit"]) for d in fatal]
+    by_sig = {d["signature"]: d for d in fatal}
+    assert set(by_sig) == {"skipped-function", "os-environ-read"}
+    assert all(o["line"] <= first for o in by_sig["skipped-function"]["occurrences"])
+    assert 577 in {o["line"] for o in by_sig["skipped-function"]["occurrences"]}
+    assert all(o["line"] > first for o in by_sig["os-environ-read"]["occurrences"])
+    assert first + 669 in {o["line"] for o in by_sig["os-environ-read"]["occurrences"]}  # TP0's entry-only copy
+
+
+def test_a_copy_whose_culprit_another_copy_of_the_crash_shows_is_that_crash():
+    # SGLang 8 ranks, torch 2.4: TP6's full copy lost the first frame of its `from user code:` block
+    # (fp4_rounds.py:99, the compiled function); TP4's and TP5's copies kept only that frame. The unranked
+    # copy shows both it and the full copy's culprit: they are frames of one crash.
+    d = _one_report(CASES, "case-0353")
+    assert {1331, 290} <= {o["line"] for o in d["occurrences"]}
+    assert d["signature"] == "os-environ-read"
+
+
+# A traceback head whose exception line a paste elided, then dynamo's trailer: its only frames are the
+# script's `<module>` line, or a server's own dispatch frames (vLLM's EngineCore). Where the paste was cut,
+# not where dynamo failed: a piece of the crash printed beside it.
+@pytest.mark.parametrize("folder, case", [
+    (CASES, "case-0684"),    # vLLM 0.11+, markdown: `run_scenario.py:19 in <module>` alone
+    (HELDOUT, "case-0141"),  # vLLM 0.11+, markdown: the EngineCore's `collective_rpc` frames
+])
+def test_a_traceback_head_cut_before_its_exception_is_a_piece_of_the_crash_beside_it(folder, case):
+    _one_report(folder, case)
+
+
+def test_a_cut_traceback_head_joins_its_own_crash_in_a_log_of_two(tmp_path):
+    fatal, first = _two_launches(tmp_path, CASES / "case-0684.log.gz", CASES / "case-0015.log.gz")
+    assert len(fatal) == 2, [(d["signature"], d["culprit"]) for d in fatal]
+    item = next(d for d in fatal if d["signature"] == "item-scalar")
+    assert 30 in {o["line"] for o in item["occurrences"]}  # the `<module>` head, Worker_TP1's
+    assert all(o["line"] <= first for o in item["occurrences"])
+
+
+def test_pieces_that_all_lost_their_exception_line_are_one_crash():
+    # vLLM 0.11+, markdown, torch 2.1: the paste elided every exception line. Left: two workers' traceback
+    # heads (one cut inside torch.compile, one naming the call into it) and the EngineCore's quote of
+    # `from user code:`, which says where dynamo failed. One crash, at that place.
+    d = _one_report(HELDOUT, "case-0033")
+    assert {o["rank"] for o in d["occurrences"]} >= {"Worker_TP0", "Worker_TP1", "EngineCore_DP0"}
+
+
+def test_pieces_without_exception_lines_join_their_own_crash_in_a_log_of_two(tmp_path):
+    fatal, first = _two_launches(tmp_path, HELDOUT / "case-0033.log.gz", CASES / "case-0684.log.gz")
+    assert len(fatal) == 2, [(d["signature"], d["culprit"]) for d in fatal]
+    places = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]): d for d in fatal}
+    assert set(places) == {("fstring_debug.py", 10), ("sampling.py", 41)}
+    assert all(o["line"] <= first for o in places[("fstring_debug.py", 10)]["occurrences"])
+    assert all(o["line"] > first for o in places[("sampling.py", 41)]["occurrences"])
+
+
+def test_two_copies_alike_but_for_the_signature_their_text_matched_are_one_crash():
+    # SGLang 8 ranks, torch 2.1: every copy prints the same exception line and `from user code:` frame; some
+    # ranks' records also caught the `[ERROR] Tensor.item` log line beside them and matched a surer signature.
+    d = _one_report(HELDOUT, "case-0038")
+    assert d["signature"] == "item-scalar"
+    assert len(d["ranks"]) == 8
+
+
+def test_two_crashes_at_different_places_with_the_same_finding_stay_two(tmp_path):
+    fatal, first = _two_launches(tmp_path, HELDOUT / "case-0038.log.gz", CASES / "case-0684.log.gz")
+    assert len(fatal) == 2, [(d["signature"], d["culprit"]) for d in fatal]
+    places = {(Path(d["culprit"]["file"]).name, d["culprit"]["line"]) for d in fatal}
+    assert places == {("function_item.py", 21), ("sampling.py", 41)}
+
+
+# vLLM's `RuntimeError: Worker failed with error 'Constraints violated!` quotes a crash whose frames are all
+# torch's (ConstraintViolationError, raised while building guards): it has no culprit, but it is a complete
+# traceback, and the quote is that crash.
+def test_a_reraise_of_a_crash_that_names_no_culprit_is_that_crash():
+    d = _one_report(HELDOUT, "case-0030")  # kubectl around vLLM 0.11+, newlines lost
+    assert d["exception"]["type"].endswith("ConstraintViolationError")
+    assert "EngineCore_DP0" in d["ranks"]
+
+
+def test_a_reraise_of_a_crash_without_a_culprit_never_joins_another_crash(tmp_path):
+    fatal, first = _two_launches(tmp_path, HELDOUT / "case-0030.log.gz", CASES / "case-0191.log.gz")
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    for d in fatal:
+        assert any(r.startswith("EngineCore") for r in d["ranks"]), (d["signature"], d["ranks"])
+
+
+# torch logs `Error while creating guard:` and then the traceback of what the guard raised; a paste's elision
+# cut the line from its traceback. It is the crash printed next after it.
+def test_a_logged_error_line_cut_from_its_traceback_is_the_crash_after_it():
+    d = _one_report(HELDOUT, "case-0123")  # SGLang 8 ranks, markdown, torch 2.4
+    assert d["signature"] == "dynamic-dim-specialized"
+    assert 78 in {o["line"] for o in d["occurrences"]}
+
+
+def test_a_logged_error_line_joins_the_crash_after_it_never_the_one_before(tmp_path):
+    fatal, first = _two_launches(tmp_path, CASES / "case-0684.log.gz", HELDOUT / "case-0123.log.gz")
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    guard = next(d for d in fatal if d["signature"] == "dynamic-dim-specialized")
+    assert first + 78 in {o["line"] for o in guard["occurrences"]}
+    assert all(o["line"] > first for o in guard["occurrences"])
+
+
+# pytest's short summary (`FAILED path::test - Type: first line`) in a paste that lost its newlines runs on
+# into the session footer (`==== 1 failed, 2 passed in 21.07s ====`): it is still the crash's summary line.
+def test_a_summary_line_run_on_into_the_session_footer_is_the_crash():
+    _one_report(CASES, "case-0327")
+
+
+def test_two_pytest_runs_that_lost_their_newlines_are_two_crashes(tmp_path):
+    fatal, first = _two_launches(tmp_path, CASES / "case-0327.log.gz", CASES / "case-0138.log.gz")
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    # each run is one physical line: its crash and its summary line are both on it
+    assert sorted(sorted({o["line"] for o in d["occurrences"]}) for d in fatal) == [[1], [2]]
+
+
+# A real paste (samples/pastes-heldout3, vLLM issue 19445): the server's `RuntimeError: CUDA out of memory
+# occurred when warming up sampler ...` and the `torch.OutOfMemoryError` it was raised from, each a bare
+# exception line, the "direct cause" line between them cut. One crash.
+def test_an_exception_and_the_one_it_was_raised_from_printed_bare_are_one_crash():
+    fatal = _fatal(SAMPLES / "pastes-heldout3" / "case-041.log")
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    assert [o["line"] for o in fatal[0]["occurrences"]] == [1, 4]
+
+
+@pytest.mark.parametrize("second", ["case-005.log", "case-006.log"])
+def test_bare_exception_lines_of_different_findings_stay_two(tmp_path, second):
+    # another paste's bare TypeError a few lines after the OOM pair: another crash
+    fatal, first = _two_launches(tmp_path, SAMPLES / "pastes-heldout3" / "case-041.log",
+                                 SAMPLES / "pastes-heldout" / second)
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    oom = next(d for d in fatal if d["signature"] == "cuda-oom")
+    assert [o["line"] for o in oom["occurrences"]] == [1, 4]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A folded crash carries every occurrence and rank, in log order.
+
+@pytest.mark.parametrize("log", [SAMPLES / "sglang-8rank-pcg-fp4.log", CASES / "case-0015.log.gz",
+                                 CASES / "case-0353.log.gz", HELDOUT / "case-0038.log.gz"], ids=lambda p: p.name)
+def test_a_folded_8_rank_crash_carries_every_occurrence_in_log_order(log):
+    fatal = _fatal(log)
+    assert len(fatal) == 1
+    occ = fatal[0]["occurrences"]
+    lines = [o["line"] for o in occ]
+    assert lines == sorted(lines) and len(set(lines)) == len(lines)
+    ranks = {o["rank"] for o in occ if o["rank"]}
+    assert len(ranks) >= 7, ranks  # a markdown paste may have elided a rank's every copy
+    assert fatal[0]["ranks"] == sorted(ranks, key=lambda r: int(r[2:]))
+
+
+def test_the_8_rank_sample_reports_each_ranks_quote_and_traceback():
+    """SGLang prints `Piecewise CUDA Graph failed with error: ...` and then `Scheduler hit an exception:
+    Traceback ...` on every rank: each of those 16 record starts is an occurrence of the one crash."""
+    log = SAMPLES / "sglang-8rank-pcg-fp4.log"
+    starts = [n for n, line in enumerate(log.read_bytes().split(b"\n"), 1)  # `\r` progress bars stay in their line
+              if b"Piecewise CUDA Graph failed with error" in line or b"Scheduler hit an exception" in line]
+    assert len(starts) == 16
+    (d,) = _fatal(log)
+    ranked = [o["line"] for o in d["occurrences"] if o["rank"]]
+    assert ranked == starts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Re-dealt recordings: a recording of samples/corpus/raw framed and degraded by the corpus's own framing.py and
+# fragment.py with another seed than build.py's (the same real torch output, another paste of it).
+
+def _redeal(tmp_path: Path, torch_v: str, name: str, framing_name: str, kind: str, seed: int) -> Path:
+    import importlib.util
+    import random
+
+    spec = importlib.util.spec_from_file_location("corpus_build", SAMPLES / "corpus" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    text = gzip.decompress((SAMPLES / "corpus" / "raw" / f"t{torch_v}" / f"{name}.log.gz").read_bytes()).decode(
+        "utf-8", "replace")
+    text = text.split("\n", 1)[1] if text.startswith(build.HEADER) else text
+    lines = text.rstrip("\n").split("\n")
+    rng = random.Random(seed)
+    framed = build.framing.frame(framing_name, lines, rng, build.BY_NAME[name].fullgraph)
+    out = tmp_path / f"{name}-{framing_name}-{kind}-{seed}.log"
+    out.write_text(build.fragment.make(kind, framed, rng), encoding="utf-8")
+    return out
+
+
+# Ray actors' output pasted as markdown, torch 2.1: every exception line elided, and no copy kept its `from
+# user code:` block either. Two traceback heads of one program's call are left: one crash.
+@pytest.mark.parametrize("seed", [0, 1])
+def test_traceback_heads_that_kept_nothing_else_are_one_crash(tmp_path, seed):
+    fatal = _fatal(_redeal(tmp_path, "2.1.2", "fp4-round-5", "ray", "markdown", seed))
+    assert len(fatal) == 1, [(d["signature"], d["culprit"], d["occurrences"]) for d in fatal]
+    assert len(fatal[0]["occurrences"]) == 2
+
+
+# torch 2.13, SGLang 1 rank, a window of the log: `ObservedUserStopIteration` and "The above exception was the
+# direct cause ...", then the `Observed exception` it led to, whose type the window's cut took.
+@pytest.mark.parametrize("seed", [0, 1, 2, 6])
+def test_a_cause_and_the_untyped_exception_it_led_to_are_one_crash(tmp_path, seed):
+    fatal = _fatal(_redeal(tmp_path, "2.13.0", "next-no-default", "sglang-1", "window", seed))
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+
+
+def _redealt_as_build_would(tmp_path: Path, torch_v: str, name: str, seed: int, framing_name: str, kind: str,
+                            corpus: str = "corpus") -> Path:
+    """build.py's own recipe with another seed: the framing and degradation drawn from the recording's rng
+    (`seed torch name`), from `corpus`'s recordings and plan. Skips when today's framing/fragment lists draw
+    another pair for it."""
+    import importlib.util
+    import random
+    import zlib
+
+    spec = importlib.util.spec_from_file_location("corpus_build", SAMPLES / "corpus" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    raw = SAMPLES / corpus / "raw" / f"t{torch_v}"
+    index = json.loads((raw / "index.json").read_text())
+    text = gzip.decompress((raw / f"{name}.log.gz").read_bytes())
+    text = text.decode("utf-8", "replace")
+    text = text.split("\n", 1)[1] if text.startswith(build.HEADER) else text
+    rng = random.Random(zlib.crc32(f"{seed} {index['torch']} {name}".encode()))
+    drawn = (rng.choice(build.FRAMED), rng.choice(build.fragment.KINDS))
+    if drawn != (framing_name, kind):
+        pytest.skip(f"the re-deal now draws {drawn}")
+    plan = {r.name: r for r in build.load_plan(str(SAMPLES / corpus / "plan.py") if corpus != "corpus" else None)}
+    framed = build.framing.frame(framing_name, text.rstrip("\n").split("\n"), rng, plan[name].fullgraph)
+    out = tmp_path / f"{name}-{framing_name}-{kind}.log"
+    out.write_text(build.fragment.make(kind, framed, rng), encoding="utf-8")
+    return out
+
+
+# SGLang 8 ranks, a window of the log, torch 2.7: one rank's copy of `Failed to trace builtin operator` lost its
+# type with SGLang's `Capture cuda graph failed: ` head, and matched the server's wrapper from its frames. Its
+# whole message is the dynamo copy's: one crash.
+def test_a_copy_that_lost_its_type_with_its_head_is_the_crash_whose_message_it_is(tmp_path):
+    fatal = _fatal(_redealt_as_build_would(tmp_path, "2.7.1", "module-setattr", 1, "sglang-8", "window"))
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    assert fatal[0]["signature"] == "module-setattr"
+
+
+def test_an_untyped_copy_joins_only_a_crash_with_its_whole_message(tmp_path):
+    # the same window after another crash's log: the untyped copy stays with its own crash's message
+    fatal, first = _two_launches(tmp_path, CASES / "case-0684.log.gz", _redealt_as_build_would(
+        tmp_path, "2.7.1", "module-setattr", 1, "sglang-8", "window"))
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    setattr_ = next(d for d in fatal if d["signature"] == "module-setattr")
+    assert all(o["line"] > first for o in setattr_["occurrences"])
+
+
+# Held-out recordings re-dealt. vLLM 0.11+ pasted as markdown, torch 2.13: the EngineCore's `Worker failed with
+# error '...'` kept the start of the `from user code:` frames; the worker's piece, its exception line elided,
+# goes on to the library's `layout_key`. One crash, at the deeper place.
+def test_a_reraise_whose_frames_start_a_deeper_piece_is_that_piece(tmp_path):
+    fatal = _fatal(_redealt_as_build_would(tmp_path, "2.13.0", "use-kv-workspace", 2, "vllm-new", "markdown",
+                                           corpus="corpus-heldout"))
+    assert len(fatal) == 1, [(d["signature"], d["exception"], d["culprit"]) for d in fatal]
+    assert (Path(fatal[0]["culprit"]["file"]).name, fatal[0]["culprit"]["line"]) == ("workspace.py", 11)
+
+
+def test_a_reraise_never_joins_a_piece_of_another_crash_on_the_same_path(tmp_path):
+    # another crash (case-0684, the item() one) printed before: the re-raise stays with its own piece
+    fatal, first = _two_launches(tmp_path, CASES / "case-0684.log.gz", _redealt_as_build_would(
+        tmp_path, "2.13.0", "use-kv-workspace", 2, "vllm-new", "markdown", corpus="corpus-heldout"))
+    assert len(fatal) == 2, [(d["signature"], d["exception"]) for d in fatal]
+    kv = next(d for d in fatal if d["signature"] == "hashlib-json-pickle")
+    assert all(o["line"] > first for o in kv["occurrences"])
+
+
+# pytest's output quoted in one message (`\n` escaped), torch 2.13: `ObservedValueErrorError`, "The above
+# exception was the direct cause ...", and the `Unsupported: Observed exception` it led to, on one line.
+def test_a_cause_on_the_same_line_as_the_exception_it_led_to_is_that_exception(tmp_path):
+    fatal = _fatal(_redealt_as_build_would(tmp_path, "2.13.0", "validate-raise", 2, "pytest", "quoted",
+                                           corpus="corpus-heldout"))
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    assert fatal[0]["exception"]["type"] == "torch._dynamo.exc.Unsupported"

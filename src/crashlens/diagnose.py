@@ -9,7 +9,7 @@ from . import recache
 from ._struct import replace
 from .catalog import Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context, parse_version
-from .culprit import entry_of, module_of, owner_of, package_of, source_root
+from .culprit import entry_of, is_machinery, module_of, owner_of, package_of, source_root
 from .evidence import DYNAMO_EXC_PREFIXES, is_compile_machinery
 from .match import Match, Targets, library_rules, match_record
 from .records import Context, CrashRecord, Diagnosis, Fix, Frame, Occurrence
@@ -424,7 +424,22 @@ def build(
         complete=record.complete and bool(exception and exception[0]),
         evidence=record.evidence,
         announces=bool(record.chain) and record.chain[-1].cause_link is not None,
+        unplaced=not (exception and exception[0]) and bool(t.chain) and _traceback_head(record, t.chain),
     )
+
+
+TRACEBACK_HEADER = "Traceback (most recent call last):"
+
+
+def _traceback_head(record: CrashRecord, chain: tuple[Frame, ...]) -> bool:
+    """Whether `chain` is the head of a traceback whose exception line is out of view: its frames are a
+    traceback block's, or its first frame is the one printed right under `Traceback (most recent call
+    last):` (a `from user code:` block never starts there; the trailer after a cut made them look like one)."""
+    if any(chain == b.frames for b in record.chain):
+        return True
+    first = f'File "{chain[0].file}", line {chain[0].line},'
+    text = record.text
+    return any(t.rstrip().endswith(TRACEBACK_HEADER) and first in text[i + 1] for i, t in enumerate(text[:-1]))
 
 
 NEXT_NOTE = "Next in this chain:"
@@ -610,9 +625,11 @@ def _absorb(host: Diagnosis, part: Diagnosis) -> Diagnosis:
     ctx = host.context if host.context.fullgraph is not None else (
         part.context if part.context.fullgraph is not None else host.context)
     extra = {}
-    if part.signature == host.signature and _fix_weight(part.fixes) > _fix_weight(host.fixes):
+    if part.signature == host.signature and _fix_weight(part.fixes) > _fix_weight(host.fixes) and (
+            part.culprit is None or not _placeless(part)):
         # the same signature, and this copy had the values more of its fixes need (the recompile
-        # limit's warning names the failing guard; the error it announced does not)
+        # limit's warning names the failing guard; the error it announced does not); never a copy's whose
+        # culprit is only the call into the compiled function or where the log cut it: its fixes are for there
         extra = {"fixes": part.fixes, "fields": part.fields}
     return replace(host, occurrences=tuple(dict.fromkeys(host.occurrences + part.occurrences)), context=ctx,
                    fatal=host.fatal or part.fatal, **extra)
@@ -641,13 +658,21 @@ def _quotes(said: str, msg: str) -> bool:
     return False
 
 
+# A rule of `=`, `_` or `-` (pytest's session footer `==== 1 failed in 2.1s ====`, a section line) is never
+# part of an exception message: a paste that lost its newlines ran the message on into it.
+RUN_ON_RULE = recache.compile(r"\s[=_-]{10,}(?:\s|$)")
+
+
 def _copy_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The crash a frameless copy of its exception line belongs to: pytest's short summary (`FAILED
     test - Type: first line of the message`), a log line repeating the error: the same type, and a
-    message that is the start of that crash's (a summary cuts it). The nearest one printed before it."""
+    message that is the start of that crash's (a summary cuts it; a paste that lost its newlines runs it on
+    into the session's footer rule). The nearest one printed before it."""
     if d.chain or d.exception is None or not d.exception[0] or not d.fatal or not d.occurrences:
         return None
-    said = d.exception[1].strip().rstrip(".…").rstrip()
+    said = d.exception[1]
+    rule = RUN_ON_RULE.search(said)
+    said = (said[: rule.start()] if rule else said).strip().rstrip(".…").rstrip()
     if len(said) < MIN_QUOTED:
         return None
     src, line = d.occurrences[0].source, d.occurrences[0].line
@@ -735,6 +760,37 @@ def _cut_in_compile(d: Diagnosis) -> bool:
     return is_compile_machinery(inner) or "torch/_dynamo/" in inner.file.replace("\\", "/")
 
 
+COMPILE_ENTRY = ("torch/_dynamo/eval_frame.py", "torch/_dynamo/convert_frame.py")
+
+
+def _entry_call(d: Diagnosis) -> bool:
+    """Whether `d`'s culprit is only the program's call into a compiled function: the first compile-machinery
+    frame after it is torch.compile's frame evaluation (eval_frame's `_fn`, convert_frame), none before it.
+    A copy that lost the `from user code:` block names that call; it says nothing of where dynamo failed."""
+    if d.culprit is None:
+        return False
+    hit = _ENTRY_SEEN.get(id(d))
+    if hit is not None and hit[0] is d:
+        return hit[1]
+    key = (d.culprit.file, d.culprit.line)
+    at = next((i for i, f in enumerate(d.chain) if (f.file, f.line) == key), None)
+    inner = None
+    if at is not None and not any(is_machinery(f.file) for f in d.chain[:at]):
+        inner = next((f for f in d.chain[at + 1 :] if is_machinery(f.file)), None)
+    found = inner is not None and inner.file.replace("\\", "/").endswith(COMPILE_ENTRY)
+    _ENTRY_SEEN[id(d)] = (d, found)  # asked once per pair of copies in a merge: cleared after each
+    return found
+
+
+_ENTRY_SEEN: dict[int, tuple[Diagnosis, bool]] = {}
+
+
+def _placeless(d: Diagnosis) -> bool:
+    """Whether `d` names no place where dynamo failed: no culprit, only the call into the compiled function,
+    or only the frame where the log cut its traceback."""
+    return d.culprit is None or d.unplaced or _cut_in_compile(d) or _entry_call(d)
+
+
 def _nearest(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """Of `hosts`, the one printed nearest `d`'s first occurrence in its source (the first of equals); one
     with no occurrence in that source is never it."""
@@ -752,11 +808,15 @@ def _evidence_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     if (d.evidence is None and d.exception is not None) or not d.occurrences:
         return None
     fit: list[Diagnosis] = []
+    anywhere = _placeless(d)
+    src, line = d.occurrences[0].source, d.occurrences[0].line
     for e in hosts:
         if e is d or e.fatal < d.fatal or not e.occurrences:
             continue
-        if d.culprit is not None and e.culprit is not None and (d.culprit.file, d.culprit.line) != (
-                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)) and not _cut_in_compile(d):
+        if d.evidence == "reraise" and not any(o.source == src and o.line < line for o in e.occurrences):
+            continue  # "See root cause above": a crash printed before it
+        if d.culprit is not None and e.culprit is not None and not anywhere and (d.culprit.file, d.culprit.line) != (
+                e.culprit.file, e.culprit.line) and not _contains(e.chain, (d.culprit,)):
             continue
         fit.append(e)
     return _nearest(d, fit)
@@ -790,19 +850,70 @@ def _caused_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     best: tuple[tuple[bool, int], Diagnosis] | None = None
     for o in d.occurrences:
         for e in hosts:
-            if e is d or not e.fatal or e.exception is None or not e.exception[0] or (
+            # the caused exception may have lost its type to the cut (`Observed exception` alone)
+            if e is d or not e.fatal or e.exception is None or not (e.exception[0] or e.exception[1].strip()) or (
                     d.exception is not None and e.exception[0] == d.exception[0]):
                 continue  # the caused exception is another one; the same one again is a copy of `d`
             for h in e.occurrences:
-                if h.source == o.source and h.line > o.line:
+                # on its line too: a paste that lost its newlines, or quoted the chain in one message
+                if h.source == o.source and h.line >= o.line:
                     key = (h.rank != o.rank, h.line - o.line)
                     if best is None or key < best[0]:
                         best = (key, e)
     return best[1] if best else None
 
 
+def _introduced_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The crash a logged error line introduced: torch logs `Error while creating guard:` (and the like) and
+    then the traceback of what it raised; a paste that cut them apart leaves the line alone, untyped, with no
+    frames. It is the crash of its finding's family printed next after it in that source."""
+    if d.exception is None or d.exception[0] or d.complete or d.chain or d.culprit is not None or not d.fatal \
+            or not d.occurrences:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.family != d.family or e.exception is None or not e.exception[0]:
+            continue
+        gaps = [o.line - line for o in e.occurrences if o.source == src and 0 < o.line - line <= MAX_ANNOUNCE_GAP]
+        if gaps and (best is None or min(gaps) < best[0]):
+            best = (min(gaps), e)
+    return best[1] if best else None
+
+
+def _piece_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """Where no crash beside it kept its exception line or its place: a piece that names no place is part of
+    the nearest piece printed before it whose traceback starts at the same frame (two ranks' traceback
+    heads, cut by a paste's elisions: the same program's outermost call)."""
+    if not d.fatal or d.exception is not None or not _placeless(d) or not d.occurrences or not d.chain:
+        return None
+    src, line = d.occurrences[0].source, d.occurrences[0].line
+    top = (d.chain[0].file, d.chain[0].line)
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.exception is not None or e.family != d.family or not e.chain \
+                or (e.chain[0].file, e.chain[0].line) != top:
+            continue
+        gaps = [line - o.line for o in e.occurrences if o.source == src and o.line < line]
+        if gaps and (best is None or min(gaps) < best[0]):
+            best = (min(gaps), e)
+    return best[1] if best else None
+
+
+def _deeper_piece_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The piece that shows more of the same path: a copy (a server's re-raise with the `from user code:`
+    frames it quoted, cut short) whose frames are the start of an exception-less piece's, of the same
+    finding, is that piece's crash: the piece goes deeper, to where dynamo failed. The nearest one."""
+    if d.culprit is None or not d.chain or not d.fatal or not d.occurrences or d.exception is None:
+        return None
+    mine = [(f.file, f.line) for f in d.chain]
+    fit = [e for e in hosts if e is not d and e.fatal and e.signature == d.signature and len(e.chain) > len(mine)
+           and [(f.file, f.line) for f in e.chain[: len(mine)]] == mine]
+    return _nearest(d, fit)
+
+
 def _copy_rank(d: Diagnosis) -> tuple[bool, bool, int]:
-    return d.complete, d.culprit is not None, len(d.chain)
+    return d.complete, d.culprit is not None and not _entry_call(d), len(d.chain)
 
 
 def _same_exception_line(a: tuple[str, str], b: tuple[str, str]) -> bool:
@@ -814,23 +925,62 @@ def _same_exception_line(a: tuple[str, str], b: tuple[str, str]) -> bool:
     return x == y or (len(x) >= MIN_QUOTED and y.startswith(x))
 
 
-def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
+                         known: Callable[[Diagnosis], set[tuple[str, int]]] | None = None) -> Diagnosis | None:
     """The fuller copy of the same exception: a rank's copy that lost frames among the other ranks' lines,
     or a paste's copy cut by an elision, prints the same exception line but names a shallower frame (or
     none) as its culprit. Only where its culprit is one of the fuller copy's frames: the same message raised
-    at two different places is two crashes."""
-    if d.exception is None or not d.exception[0] or not d.exception[1].strip() or not d.fatal or not d.occurrences:
+    at two different places is two crashes. A copy that names no place (only the call into the compiled
+    function) is the fuller copy's even where that one names none either; of two copies alike but for the
+    signature their text matched, the surer one is the report."""
+    if d.exception is None or not d.exception[1].strip() or not d.fatal or not d.occurrences:
         return None
-    mine = (d.culprit.file, d.culprit.line) if d.culprit is not None else None
+    # a copy that lost its type with its head (a server's `Capture cuda graph failed: ` cut off) matched what was
+    # left: its finding's family says nothing, its whole message must be the other copy's
+    untyped = not d.exception[0]
+    if untyped and (d.culprit is not None or len(d.exception[1].strip()) < MIN_QUOTED):
+        return None
+    mine = (d.culprit.file, d.culprit.line) if d.culprit is not None and not _entry_call(d) else None
     fit: list[Diagnosis] = []
     for e in hosts:
-        if e is d or not e.fatal or e.exception is None or not _same_exception_line(e.exception, d.exception) \
-                or e.family != d.family or e.culprit is None or _copy_rank(e) <= _copy_rank(d):
+        if e is d or not e.fatal or e.exception is None or (e.culprit is None and mine is not None):
             continue
-        if mine is not None and mine not in {(f.file, f.line) for f in e.chain}:
+        if not (_same_exception_line(e.exception, d.exception) and (untyped or e.family == d.family)) and not (
+                untyped and e.exception[1].strip() == d.exception[1].strip()):
+            continue
+        ours, theirs = _copy_rank(d), _copy_rank(e)
+        if theirs < ours or (theirs == ours and (e.chain != d.chain or d.culprit is None or (
+                e.confidence, -e.occurrences[0].line) <= (d.confidence, -d.occurrences[0].line))):
+            continue
+        if mine is not None and mine not in {(f.file, f.line) for f in e.chain} and (
+                known is None or mine not in known(e)):
             continue
         fit.append(e)
     return _nearest(d, fit)  # of two crashes with this exception line, the copy's neighbour
+
+
+def _known_frames(diags: list[Diagnosis]) -> Callable[[Diagnosis], set[tuple[str, int]]]:
+    """The frames a crash is known by: its own, and those of every copy whose frames pass through its
+    culprit (a rank's copy that kept the outer end of the `from user code:` block that this one lost).
+    Indexed once per merge (a scan of many files merges thousands of diagnoses), each answer cached."""
+    through: dict[tuple[str, int, str], list[Diagnosis]] = {}
+    for x in diags:
+        for f in dict.fromkeys(x.chain):
+            through.setdefault((f.file, f.line, f.function), []).append(x)
+    cache: dict[int, set[tuple[str, int]]] = {}
+
+    def known(e: Diagnosis) -> set[tuple[str, int]]:
+        got = cache.get(id(e))
+        if got is None:
+            got = {(f.file, f.line) for f in e.chain}
+            if e.culprit is not None:
+                for x in through.get((e.culprit.file, e.culprit.line, e.culprit.function), ()):
+                    if x.family == e.family:
+                        got |= {(f.file, f.line) for f in x.chain}
+            cache[id(e)] = got
+        return got
+
+    return known
 
 
 def _subsequence(part: tuple[Frame, ...], chain: tuple[Frame, ...]) -> bool:
@@ -879,6 +1029,29 @@ def _wrapping_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return _nearest(d, fit)
 
 
+MAX_CHAIN_GAP = 20  # lines from a bare exception record to the next one of its chain (its message, the link line)
+
+
+def _chained_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The exception a bare one was chained to: two frameless exception lines of the same finding, of two
+    types (`torch.OutOfMemoryError` and the `RuntimeError` a server wrapped it in), a few lines apart on one
+    rank, are one chain whose "direct cause" line the paste cut. The nearest one printed before it."""
+    if d.chain or d.culprit is not None or not d.fatal or d.exception is None or not d.exception[0] \
+            or not d.occurrences:
+        return None
+    src, line, rank = d.occurrences[0].source, d.occurrences[0].line, d.occurrences[0].rank
+    best: tuple[int, Diagnosis] | None = None
+    for e in hosts:
+        if e is d or not e.fatal or e.chain or e.culprit is not None or e.signature != d.signature \
+                or e.exception is None or not e.exception[0] or e.exception[0] == d.exception[0]:
+            continue
+        gaps = [line - o.line for o in e.occurrences
+                if o.source == src and o.rank == rank and 0 < line - o.line <= MAX_CHAIN_GAP]
+        if gaps and (best is None or min(gaps) < best[0]):
+            best = (min(gaps), e)
+    return best[1] if best else None
+
+
 def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
@@ -886,35 +1059,44 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     typed = [d for d in diags if _typed_dynamo(d)]
     # any other crash a server quotes (SGLang's `Piecewise CUDA Graph failed with error: <str(e)>` beside the
     # ImportError's own traceback): a typed exception with its frames
-    raised = [d for d in diags if d.fatal and d.chain and d.exception is not None and d.exception[0]
+    raised = [d for d in diags if d.fatal and (d.chain or d.complete) and d.exception is not None and d.exception[0]
               and not _typed_dynamo(d)]
     shown = [d for d in diags if d.family == "dynamo" and d.evidence is None and d.exception is not None]
+    # where no copy kept its exception line: the pieces that still say where dynamo failed
+    placed = [d for d in diags if d.family == "dynamo" and d.fatal and d.exception is None and not _placeless(d)]
     if len(diags) < 2:
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
+    known = _known_frames(diags)
     for d in diags:
         # a copy of the same traceback first: its own fuller copy, before any other crash it could be part of
         h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _elided_host(d, diags) \
-            or _quoting_host(d, typed) or _evidence_host(d, shown) or _announced_host(d, typed) \
-            or _caused_host(d, diags) or _same_exception_host(d, diags) or _wrapping_host(d, typed)
+            or _quoting_host(d, typed) or _evidence_host(d, shown + placed if _placeless(d) else shown) \
+            or _announced_host(d, typed) \
+            or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _wrapping_host(d, typed) \
+            or _chained_host(d, diags) \
+            or _introduced_host(d, typed + raised) or _piece_host(d, diags) or _deeper_piece_host(d, placed)
         if h is not None:
             into[id(d)] = id(h)
 
     def root(i: int) -> int:
         seen = {i}
-        while i in into and into[i] not in seen:
-            i = into[i]
+        while i in into:
+            j = into[i]
+            if j in seen:  # a cycle (two copies quoting each other): the first one met keeps its report
+                del into[j]
+                return j
+            i = j
             seen.add(i)
         return i
 
     for d in diags:
         if id(d) in into:
             r = root(id(d))
-            if r == id(d):  # a cycle (two copies quoting each other): keep this one
-                del into[id(d)]
-                continue
-            out[r] = _absorb(out[r], d)
+            if r != id(d) and id(d) in into:
+                out[r] = _absorb(out[r], d)
+    _ENTRY_SEEN.clear()
     return [out[id(d)] for d in diags if id(d) not in into]
 
 

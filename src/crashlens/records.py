@@ -182,6 +182,10 @@ class Diagnosis:
     # the record ended on "The above exception was the direct cause of the following exception:" (or
     # "During handling ..."), the exception it announced printed apart from it (another logger's prefix)
     announces: bool = False
+    # an exception-less cut piece whose culprit is only the innermost frame of a traceback cut before its
+    # exception (the script's `<module>` line, a server's own frames): where the log was cut, not where
+    # dynamo failed
+    unplaced: bool = False
 
     @property
     def ranks(self) -> list[str]:
