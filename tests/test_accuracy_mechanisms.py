@@ -1,0 +1,51 @@
+"""Mechanisms behind misses on held-out logs (issue 13 §3-§5), each checked on real text read from samples/:
+recordings of real torch runs (samples/corpus-heldout/raw, samples/corpus/raw) and real bug-report pastes
+(samples/pastes-heldout*)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES
+from crashlens.cli.scan import run_scan
+from crashlens.render.json import document
+
+HELDOUT_RAW = SAMPLES / "corpus-heldout" / "raw"
+
+
+def _dynamo(tmp_path: Path, path: Path) -> list[dict]:
+    log = tmp_path / "run.log"
+    data = path.read_bytes()
+    log.write_bytes(gzip.decompress(data) if path.suffix == ".gz" else data)
+    doc = document(run_scan((str(log),), (), audit=False, jobs=1))
+    return [d for d in doc["diagnoses"] if d["family"] == "dynamo"]
+
+
+def _first(fix: dict) -> str:
+    return (fix["title"] + " " + fix["detail"]).lower()
+
+
+# .item() inside a custom autograd.Function's forward (samples/repro/heldout_rec/function_item.py). Each
+# release words it differently: 2.1 "while introspecting the user-defined autograd.Function ... The reason
+# was: Tensor.item", 2.4/2.7 "Tensor.item" under `AbsMaxScale.apply(x)`, 2.13 (capture automatic under
+# fullgraph) "PendingUnbackedSymbolNotFound ... grad_fn=<ApplyTemplateBackward>". capture_scalar_outputs fails
+# there on 2.1, 2.7 and 2.13 (the unbacked float cannot leave the Function's subgraph); a 0-d tensor compiles.
+@pytest.mark.parametrize("version", ["2.1.2", "2.4.1", "2.7.1", "2.13.0"])
+def test_item_inside_an_autograd_function_keeps_a_tensor_not_capture_scalar_outputs(tmp_path, version):
+    top = _dynamo(tmp_path, HELDOUT_RAW / f"t{version}" / "function-item.log.gz")[0]
+    assert top["signature"] == "autograd-function-item", top["signature"]
+    first = top["fixes"][0]
+    assert "0-d tensor" in first["title"] and "autograd.function" in first["title"].lower()
+    assert "capture_scalar_outputs = true" not in first["title"].lower()
+    # 2.13: the unbacked symbol escaping the Function is not a data-dependent guard needing torch._check
+    assert "torch._check" not in _first(first)
+
+
+def test_item_in_plain_code_still_offers_capture_scalar_outputs(tmp_path):
+    # samples/repro/scenarios: `.item()` in an ordinary forward, no autograd.Function
+    top = _dynamo(tmp_path, SAMPLES / "corpus" / "raw" / "t2.7.1" / "item-scalar.log.gz")[0]
+    assert top["signature"] == "item-scalar"
+    assert "capture_scalar_outputs" in top["fixes"][0]["title"]
