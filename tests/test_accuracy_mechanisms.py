@@ -49,3 +49,23 @@ def test_item_in_plain_code_still_offers_capture_scalar_outputs(tmp_path):
     top = _dynamo(tmp_path, SAMPLES / "corpus" / "raw" / "t2.7.1" / "item-scalar.log.gz")[0]
     assert top["signature"] == "item-scalar"
     assert "capture_scalar_outputs" in top["fixes"][0]["title"]
+
+
+# A complete logged finding whose message is in view routes on that message, not on "the log lost its
+# exception line" (heldout4-misses D3). Both are real one-finding pastes of runs that went on.
+def test_a_logged_autograd_function_fallback_is_its_own_finding(tmp_path):
+    # float8_experimental#106: the one-line speculate_subgraph WARNING of torch 2.2
+    (d,) = _dynamo(tmp_path, SAMPLES / "pastes-heldout3" / "case-019.log")
+    assert d["signature"] == "autograd-function-fallback" and not d["fatal"]
+    assert "lost its exception line" not in d["title"]
+    assert "autograd.function" in d["fixes"][0]["title"].lower() and d["fixes"][0]["kind"] != "report"
+
+
+def test_a_logged_graph_break_at_an_item_node_routes_to_the_item_family(tmp_path):
+    # prime-rl#996: glog W lines of torch/_dynamo/exc.py, `While executing %item ... call_method[target=item]`
+    # and the FX dump's `# File: .../moe.py:76 ... code: ... .tolist()` (the exception line out of view)
+    (d,) = _dynamo(tmp_path, SAMPLES / "pastes-heldout3" / "case-010.log")
+    assert d["signature"] == "item-scalar" and not d["fatal"]
+    assert "lost its exception line" not in d["title"]
+    assert d["culprit"]["file"].endswith("layers/moe.py") and d["culprit"]["line"] == 76
+    assert "tensor" in d["fixes"][0]["title"] and d["fixes"][0]["kind"] != "report"
