@@ -69,3 +69,44 @@ def test_a_logged_graph_break_at_an_item_node_routes_to_the_item_family(tmp_path
     assert "lost its exception line" not in d["title"]
     assert d["culprit"]["file"].endswith("layers/moe.py") and d["culprit"]["line"] == 76
     assert "tensor" in d["fixes"][0]["title"] and d["fixes"][0]["kind"] != "report"
+
+
+# -- a culprit in an installed third-party package: what the user can do without editing it comes first --------
+
+def test_a_torch_20_type_check_in_an_installed_package_gets_the_upgrade_before_a_library_patch(tmp_path):
+    # xformers#720 (torch 2.0): `NotImplementedError: TorchVariable() has no type` at xformers'
+    # `isinstance(device, torch.device)`; torch 2.3+ graph-breaks there, 2.4 traces it
+    (d,) = _dynamo(tmp_path, SAMPLES / "pastes-heldout3" / "case-033.log")
+    assert d["signature"] == "variable-has-no-type"
+    first, *rest = d["fixes"]
+    assert first["kind"] == "upgrade" and not first["title"].startswith("Library patch")
+    patch = next(f for f in rest if "xformers/" in f["title"])
+    assert patch["title"].startswith("Library patch: ")
+
+
+def _third_party(culprit: dict | None) -> bool:
+    import re
+
+    path = ((culprit or {}).get("file") or "").replace("\\", "/")
+    return bool(re.search(r"(?:site|dist)-packages/(?!torch/)", path))
+
+
+PASTE_SETS = ("pastes", "pastes-heldout", "pastes-heldout2", "pastes-heldout3")
+
+
+@pytest.mark.parametrize("folder", PASTE_SETS)
+def test_no_library_patch_comes_before_a_fix_that_needs_no_edit_of_the_package(tmp_path, folder):
+    # issue 13 §4, on every real paste whose culprit is in an installed package (torch aside)
+    seen = 0
+    for log in sorted((SAMPLES / folder).glob("case-*.log")):
+        for d in _dynamo(tmp_path, log):
+            if not _third_party(d["culprit"]):
+                continue
+            seen += 1
+            kinds = ["patch" if f["title"].startswith("Library patch: ") else
+                     "later" if f["kind"] in ("report", "info") or f["title"].startswith("Diagnostic step") else "user"
+                     for f in d["fixes"]]
+            if "user" in kinds and "patch" in kinds:
+                assert kinds.index("user") < kinds.index("patch"), (log.name, [f["title"][:60] for f in d["fixes"]])
+            assert not d["fixes"][0]["title"].startswith("No release fixes this"), log.name
+    assert seen, "no third-party culprit in the set: the check checked nothing"
