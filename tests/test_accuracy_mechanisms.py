@@ -110,3 +110,24 @@ def test_no_library_patch_comes_before_a_fix_that_needs_no_edit_of_the_package(t
                 assert kinds.index("user") < kinds.index("patch"), (log.name, [f["title"][:60] for f in d["fixes"]])
             assert not d["fixes"][0]["title"].startswith("No release fixes this"), log.name
     assert seen, "no third-party culprit in the set: the check checked nothing"
+
+
+# -- an Observed exception whose message names what was raised: the code fix first, no "run to see it" ---------
+
+@pytest.mark.parametrize("version", ["2.1.2", "2.7.1", "2.13.0"])
+def test_an_observed_exception_that_names_its_type_gets_the_code_fix_not_a_run_to_see_it(tmp_path, version):
+    # `raise ValueError(f"hidden size ... is not divisible by ... heads")` in traced code: 2.1 says
+    # `call_function BuiltinVariable(ValueError)`, 2.7 `ExceptionVariable(<class 'ValueError'>)`, 2.13
+    # `raised exception ValueError('hidden size 10 is not divisible by 4 heads')`
+    (d,) = [d for d in _dynamo(tmp_path, HELDOUT_RAW / f"t{version}" / "validate-raise.log.gz") if d["fatal"]]
+    first = d["fixes"][0]
+    assert "ValueError" in first["title"] and "eager too" in first["title"], first["title"]
+    assert "to see the real exception" not in first["title"]
+
+
+def test_in_a_server_log_too_the_named_exception_is_fixed_not_rerun_to_see_it(tmp_path):
+    # the 2.13 recording framed as an 8-rank SGLang piecewise-CUDA-graph log (a window of it)
+    (d,) = [d for d in _dynamo(tmp_path, SAMPLES / "corpus-heldout" / "cases" / "case-0369.log.gz") if d["fatal"]]
+    assert d["context"]["server"] == "sglang"
+    first = d["fixes"][0]
+    assert "ValueError" in first["title"] and "run once without compilation" not in first["title"]
