@@ -131,3 +131,37 @@ def test_in_a_server_log_too_the_named_exception_is_fixed_not_rerun_to_see_it(tm
     assert d["context"]["server"] == "sglang"
     first = d["fixes"][0]
     assert "ValueError" in first["title"] and "run once without compilation" not in first["title"]
+
+
+# -- fix code for the torch in the log (issue 13 §4): torch 2.1.2 has no torch.compiler.is_compiling, no
+# register_fake/impl_abstract and no reorderable_logging_functions (grep of the installed 2.1.2 wheel) -----
+
+@pytest.mark.parametrize("name", ["print-call", "warnings-warn", "logging-call"])
+def test_a_torch_21_log_gets_the_is_compiling_guard_that_21_has(tmp_path, name):
+    top = _dynamo(tmp_path, SAMPLES / "corpus" / "raw" / "t2.1.2" / f"{name}.log.gz")[0]
+    assert top["context"]["versions"]["torch"] == "2.1.2"
+    guard = next(f for f in top["fixes"] if "is_compiling" in f["title"])
+    assert "torch._dynamo.is_compiling()" in guard["title"] and "torch.compiler.is_compiling" not in guard["title"]
+    assert not any("reorderable_logging_functions" in f["title"] for f in top["fixes"])  # a 2.3+ switch
+
+
+def test_without_a_version_the_guard_is_code_and_the_note_stays_outside_it():
+    from crashlens.catalog import load_catalog
+    from crashlens.diagnose import api_forms
+    from crashlens.records import Context
+
+    guard = api_forms(load_catalog(), Context())["api.is_compiling_guard"]
+    code, note = guard.split("`", 2)[1], guard.split("`", 2)[2]
+    assert code == "if not torch.compiler.is_compiling():" and "2.3 or later" in note
+
+
+@pytest.mark.parametrize(("torch", "want"), [("2.13.0", "torch.library.register_fake"), ("2.4.1", "torch.library.register_fake"),
+                                             ("2.2.0", "torch.library.impl_abstract"), ("2.1.2", '"Meta" kernel')])
+def test_the_fake_registration_is_named_for_the_torch_in_the_log(torch, want):
+    from crashlens.catalog import load_catalog
+    from crashlens.diagnose import api_forms
+    from crashlens.records import Context
+
+    form = api_forms(load_catalog(), Context(versions=(("torch", torch),)))["api.register_fake"]
+    new_enough = tuple(map(int, torch.split(".")[:2])) >= (2, 4)
+    assert want in form and (new_enough or "register_fake" not in form)
