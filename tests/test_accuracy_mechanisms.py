@@ -165,3 +165,15 @@ def test_the_fake_registration_is_named_for_the_torch_in_the_log(torch, want):
     form = api_forms(load_catalog(), Context(versions=(("torch", torch),)))["api.register_fake"]
     new_enough = tuple(map(int, torch.split(".")[:2])) >= (2, 4)
     assert want in form and (new_enough or "register_fake" not in form)
+
+
+# -- a custom op only where one can work: never around the program's own `main` -----------------------------
+
+def test_a_graph_break_stack_from_the_script_gives_no_custom_op_around_main(tmp_path):
+    # torch 2.9+ graph-break logs print the whole Python stack, from the script's `<module>` frame down
+    # (`sys.exit(main())` in samples/repro/run_scenario.py, then scenarios/print_call.py's main). A `<module>` frame
+    # is never traced, so the package it calls is the program's own, not a library the user calls into.
+    top = _dynamo(tmp_path, SAMPLES / "corpus" / "raw" / "t2.13.0" / "print-call-gb.log.gz")[0]
+    assert top["signature"] == "print-call"
+    assert not any(f["kind"] == "custom-op" and ".main`" in f["title"] for f in top["fixes"]), top["fixes"][0]["title"]
+    assert not top["fixes"][0]["title"].startswith("Library patch")
