@@ -340,7 +340,8 @@ def build(
         where = located(record, cat) or ("located-from-log" in sig.tags and located_in_log(facts)) or None
         if where is not None:
             t = replace(t, culprit=where, chain=t.chain or (where,))
-    ctx = infer_context(record, t, facts, cat)
+    ctx = infer_context(record, t, facts, cat)  # before the renaming below: a resume frame says "graph-break"
+    t = replace(t, culprit=unresumed(t.culprit), chain=tuple(unresumed(f) for f in t.chain))
     values = _vars(t, m.fields, ctx, cat)
     libs: list[LibraryRule] = library_rules(t, sig, cat)
     templates: list[tuple[FixTemplate, str]] = []
@@ -446,6 +447,20 @@ def one_note_each(notes: list[str], static_next: bool) -> tuple[str, ...]:
                 n = rest[:1].upper() + rest[1:]
         out.append(n)
     return tuple(out)
+
+
+# dynamo's continuation of `f` after a graph break at line N: the code is `f`'s, and `f` is what a person edits
+_RESUME = recache.compile(r"^torch_dynamo_resume_in_(?P<f>\w+)_at_\d+$")
+
+
+def unresumed(f: Frame | None) -> Frame | None:
+    """The frame with `torch_dynamo_resume_in_<f>_at_<N>` named `<f>`, the function it continues."""
+    if f is None:
+        return None
+    name = f.function
+    while (m := _RESUME.match(name)) is not None:
+        name = m.group("f")
+    return f if name == f.function else replace(f, function=name)
 
 
 def swallowed_by_suppress_errors(record: CrashRecord, facts: Facts) -> bool:
