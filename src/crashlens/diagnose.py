@@ -340,9 +340,10 @@ def build(
         where = located(record, cat) or ("located-from-log" in sig.tags and located_in_log(facts)) or None
         if where is not None:
             t = replace(t, culprit=where, chain=t.chain or (where,))
-    ctx = infer_context(record, t, facts, cat)  # before the renaming below: a resume frame says "graph-break"
-    t = replace(t, culprit=unresumed(t.culprit), chain=tuple(unresumed(f) for f in t.chain))
-    values = _vars(t, m.fields, ctx, cat)
+    ctx = infer_context(record, t, facts, cat)
+    # the fixes name the function a resume frame continues; the culprit stays the frame as the log prints it
+    values = _vars(replace(t, culprit=unresumed(t.culprit), chain=tuple(unresumed(f) for f in t.chain)),
+                   m.fields, ctx, cat)
     libs: list[LibraryRule] = library_rules(t, sig, cat)
     templates: list[tuple[FixTemplate, str]] = []
     lib_kinds: set[str] = set()
