@@ -251,7 +251,10 @@ def owner_of(culprit: Frame | None, caller: Frame | None) -> str:
         return "user"
     m = _last_install_dir(p)
     if m is None:
-        if caller is not None and _last_install_dir(caller.file.replace("\\", "/")) is None:
+        # A `<module>` frame is never traced (dynamo compiles functions): it is the program's own script, shown
+        # above the compiled region (2.9+ graph-break logs print the whole stack), not a library's user.
+        if caller is not None and _last_install_dir(caller.file.replace("\\", "/")) is None \
+                and caller.function != "<module>":
             return "third-party"
         return "user"
     if caller is not None and _last_install_dir(caller.file.replace("\\", "/")) is None \

@@ -341,7 +341,9 @@ def build(
         if where is not None:
             t = replace(t, culprit=where, chain=t.chain or (where,))
     ctx = infer_context(record, t, facts, cat)
-    values = _vars(t, m.fields, ctx, cat)
+    # the fixes name the function a resume frame continues; the culprit stays the frame as the log prints it
+    values = _vars(replace(t, culprit=unresumed(t.culprit), chain=tuple(unresumed(f) for f in t.chain)),
+                   m.fields, ctx, cat)
     libs: list[LibraryRule] = library_rules(t, sig, cat)
     templates: list[tuple[FixTemplate, str]] = []
     lib_kinds: set[str] = set()
@@ -461,6 +463,20 @@ def one_note_each(notes: list[str], static_next: bool) -> tuple[str, ...]:
                 n = rest[:1].upper() + rest[1:]
         out.append(n)
     return tuple(out)
+
+
+# dynamo's continuation of `f` after a graph break at line N: the code is `f`'s, and `f` is what a person edits
+_RESUME = recache.compile(r"^torch_dynamo_resume_in_(?P<f>\w+)_at_\d+$")
+
+
+def unresumed(f: Frame | None) -> Frame | None:
+    """The frame with `torch_dynamo_resume_in_<f>_at_<N>` named `<f>`, the function it continues."""
+    if f is None:
+        return None
+    name = f.function
+    while (m := _RESUME.match(name)) is not None:
+        name = m.group("f")
+    return f if name == f.function else replace(f, function=name)
 
 
 def swallowed_by_suppress_errors(record: CrashRecord, facts: Facts) -> bool:

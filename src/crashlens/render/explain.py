@@ -34,6 +34,8 @@ PLACEHOLDERS = {
     "api.custom_op": "the custom-op code for the torch in the log (signatures/_torch_api.toml: custom_op + register_fake on 2.4+, define/impl_abstract on 2.2-2.3, Library + a Meta kernel on 2.1)",
     "api.custom_op_api": "the name of that custom-op API for the torch in the log",
     "api.is_compiling": "torch.compiler.is_compiling() on torch 2.3+, torch._dynamo.is_compiling() before",
+    "api.is_compiling_guard": "the guard statement `if not <is_compiling>():` as code for the torch in the log (the version note outside it when unknown)",
+    "api.register_fake": "how to register a fake implementation for the torch in the log: register_fake on 2.4+, impl_abstract on 2.2-2.3, a Meta kernel on 2.1",
 }
 
 
