@@ -346,7 +346,7 @@ def test_two_copies_alike_but_for_the_signature_their_text_matched_are_one_crash
     # SGLang 8 ranks, torch 2.1: every copy prints the same exception line and `from user code:` frame; some
     # ranks' records also caught the `[ERROR] Tensor.item` log line beside them and matched a surer signature.
     d = _one_report(HELDOUT, "case-0038")
-    assert d["signature"] == "item-scalar"
+    assert d["signature"] == "autograd-function-item"  # `.item()` inside a custom autograd.Function
     assert len(d["ranks"]) == 8
 
 
@@ -560,3 +560,16 @@ def test_a_cause_on_the_same_line_as_the_exception_it_led_to_is_that_exception(t
                                            corpus="corpus-heldout"))
     assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
     assert fatal[0]["exception"]["type"] == "torch._dynamo.exc.Unsupported"
+
+
+def test_a_notebook_chain_whose_pieces_point_at_each_other_keeps_the_culprit():
+    """A Jupyter rendering of a chained dynamo crash (a real 2.4.1 recording, framing from
+    samples/corpus/degrade.py): each of its three tracebacks names the next or the last as its cause or
+    quote, a cycle; the one report is the piece that names the culprit (`from user code:`), not the first met."""
+    case = SAMPLES / "corpus-degraded" / "cases" / "case-0143"
+    label = json.loads(case.with_suffix(".json").read_text())
+    fatal = _fatal(case.with_suffix(".log.gz"))
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    want = label["culprit"]
+    assert fatal[0]["culprit"]["file"].endswith(want["file_suffix"]) and fatal[0]["culprit"]["line"] == want["line"]
+    assert len(fatal[0]["occurrences"]) == 3

@@ -1097,14 +1097,17 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             into[id(d)] = id(h)
 
     def root(i: int) -> int:
-        seen = {i}
+        path = [i]
         while i in into:
             j = into[i]
-            if j in seen:  # a cycle (two copies quoting each other): the first one met keeps its report
-                del into[j]
-                return j
+            if j in path:  # a cycle (copies quoting each other): the one that names a culprit, then the
+                # richest, then the first met keeps the report
+                cycle = path[path.index(j):]
+                keep = max(cycle, key=lambda k: (out[k].culprit is not None, _richness(out[k]), -cycle.index(k)))
+                del into[keep]
+                return keep
             i = j
-            seen.add(i)
+            path.append(i)
         return i
 
     for d in diags:
