@@ -614,6 +614,10 @@ def _absorb(host: Diagnosis, part: Diagnosis) -> Diagnosis:
         # the same signature, and this copy had the values more of its fixes need (the recompile
         # limit's warning names the failing guard; the error it announced does not)
         extra = {"fixes": part.fixes, "fields": part.fields}
+    if host.culprit is None and part.culprit is not None:
+        # the host's copy lost its `from user code:` lines (an elided paste) and the other copy (a re-raise
+        # quoting str(e) with its sections) kept them: it is the same crash, so that is its culprit
+        extra["culprit"] = part.culprit
     return replace(host, occurrences=tuple(dict.fromkeys(host.occurrences + part.occurrences)), context=ctx,
                    fatal=host.fatal or part.fatal, **extra)
 
