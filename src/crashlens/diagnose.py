@@ -647,6 +647,10 @@ def _absorb(host: Diagnosis, part: Diagnosis) -> Diagnosis:
         # limit's warning names the failing guard; the error it announced does not); never a copy's whose
         # culprit is only the call into the compiled function or where the log cut it: its fixes are for there
         extra = {"fixes": part.fixes, "fields": part.fields}
+    if host.culprit is None and part.culprit is not None:
+        # the host's copy lost its `from user code:` lines (an elided paste) and the other copy (a re-raise
+        # quoting str(e) with its sections) kept them: it is the same crash, so that is its culprit
+        extra["culprit"] = part.culprit
     return replace(host, occurrences=tuple(dict.fromkeys(host.occurrences + part.occurrences)), context=ctx,
                    fatal=host.fatal or part.fatal, **extra)
 

@@ -428,9 +428,10 @@ def _split_line_starts(text: str) -> list[str]:
                 return
         else:
             mark = before.rsplit(None, 1)[-1]
-            if not any(c.isalnum() for c in mark) and mark.strip("^~"):
+            if not any(c.isalnum() for c in mark) and mark.strip("^~") and not mark.endswith((")", "]", "}")):
                 # a mark leads the line: a bullet (the guard's user stack: `- File ...`), a comment
-                # (`# File ...` inside dynamo's explanation), a quote
+                # (`# File ...` inside dynamo's explanation), a quote; a closing bracket ends the line
+                # before (2.1's `call_method ... __call__ [] {}` message), it leads nothing
                 return
         cuts.append(k + 1 if indented and at - k >= 2 else at)
 
