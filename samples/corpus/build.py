@@ -143,6 +143,39 @@ def finish(label: dict, text: str, framing_name: str, kind: str) -> tuple[dict, 
     return lab, scoreable
 
 
+
+class CaseWriter:
+    """Numbers and writes the cases (`case-NNNN`) and the fragments that kept no evidence (`none-NNNN`),
+    each a log (gzipped unless plain) and its label, and counts them by group for the summary."""
+
+    def __init__(self, cases: Path, no_evidence: Path, plain: bool) -> None:
+        self.cases, self.no_evidence, self.plain = cases, no_evidence, plain
+        self.n_case = self.n_none = 0
+        self.summary: dict[str, int] = {}
+
+    def write(self, lab: dict, ok: bool, out: str, group: str) -> None:
+        if ok:
+            self.n_case += 1
+            stem, folder = f"case-{self.n_case:04d}", self.cases
+        else:
+            self.n_none += 1
+            stem, folder = f"none-{self.n_none:04d}", self.no_evidence
+            lab["evidence"]["none"] = True
+        data = out.encode("utf-8")
+        if self.plain:
+            (folder / f"{stem}.log").write_bytes(data)
+        else:
+            (folder / f"{stem}.log.gz").write_bytes(gzip.compress(data, mtime=0))
+        (folder / f"{stem}.json").write_text(json.dumps(lab, indent=1) + "\n")
+        key = f"{group} {'dynamo' if lab['is_dynamo_failure'] else 'other'}"
+        self.summary[key] = self.summary.get(key, 0) + 1
+
+    def report(self) -> None:
+        print(f"{self.n_case} cases in {self.cases}, {self.n_none} no-evidence fragments")
+        for k, v in sorted(self.summary.items()):
+            print(f"  {k}: {v}")
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -158,8 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     for d in (cases, no_evidence):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
-    n_case = n_none = 0
-    summary: dict[str, int] = {}
+    writer = CaseWriter(cases, no_evidence, args.plain)
     for vi, vdir in enumerate(sorted(Path(args.raw_dir).glob("t*"), key=lambda p: [int(x) for x in p.name[1:].split(".")])):
         if not (vdir / "index.json").exists():
             print(f"skipping {vdir.name}: no index.json (recording not finished)")
@@ -185,24 +217,8 @@ def main(argv: list[str] | None = None) -> int:
                 framed = framing.frame(fr, lines, rng, repro.fullgraph)
                 out = fragment.make(kd, framed, rng)
                 lab, ok = finish(label, out, fr, kd)
-                if ok:
-                    n_case += 1
-                    stem, folder = f"case-{n_case:04d}", cases
-                else:
-                    n_none += 1
-                    stem, folder = f"none-{n_none:04d}", no_evidence
-                    lab["evidence"]["none"] = True
-                data = out.encode("utf-8")
-                if args.plain:
-                    (folder / f"{stem}.log").write_bytes(data)
-                else:
-                    (folder / f"{stem}.log.gz").write_bytes(gzip.compress(data, mtime=0))
-                (folder / f"{stem}.json").write_text(json.dumps(lab, indent=1) + "\n")
-                key = f"{torch_v} {'dynamo' if lab['is_dynamo_failure'] else 'other'}"
-                summary[key] = summary.get(key, 0) + 1
-    print(f"{n_case} cases in {cases}, {n_none} no-evidence fragments")
-    for k, v in sorted(summary.items()):
-        print(f"  {k}: {v}")
+                writer.write(lab, ok, out, torch_v)
+    writer.report()
     return 0
 
 

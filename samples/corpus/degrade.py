@@ -329,8 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     for d in (cases, no_evidence):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
-    n_case = n_none = 0
-    summary: dict[str, int] = {}
+    writer = build.CaseWriter(cases, no_evidence, args.plain)
     recordings = list(_recordings())
     # The first pass gives every recording one kind of KINDS; the later pass (kinds added after the first
     # pass's figures were taken) adds cases of its kinds after them, so the first pass's cases keep their
@@ -355,24 +354,8 @@ def main(argv: list[str] | None = None) -> int:
             lab, ok = build.finish(label, seen, fr, "full")
             lab["fragment"] = kind
             lab["source"] = lab["source"] + f"; degraded by samples/corpus/degrade.py ({kind})"
-            if ok:
-                n_case += 1
-                stem, folder = f"case-{n_case:04d}", cases
-            else:
-                n_none += 1
-                stem, folder = f"none-{n_none:04d}", no_evidence
-                lab["evidence"]["none"] = True
-            data = out.encode("utf-8")
-            if args.plain:
-                (folder / f"{stem}.log").write_bytes(data)
-            else:
-                (folder / f"{stem}.log.gz").write_bytes(gzip.compress(data, mtime=0))
-            (folder / f"{stem}.json").write_text(json.dumps(lab, indent=1) + "\n")
-            key = f"{kind} {'dynamo' if lab['is_dynamo_failure'] else 'other'}"
-            summary[key] = summary.get(key, 0) + 1
-    print(f"{n_case} cases in {cases}, {n_none} no-evidence fragments")
-    for k, v in sorted(summary.items()):
-        print(f"  {k}: {v}")
+            writer.write(lab, ok, out, kind)
+    writer.report()
     return 0
 
 
