@@ -74,9 +74,10 @@ REPROS: list[Repro] = [
        remedies={"any": EAGER_TOO + ("reshape", "contiguous()")}),
     *_both("redirect_stdout", "redirect-stdout", remedies={"any": GUARD + OUTSIDE}),
     *_both("sorted_by_norm", "sorted-norm", remedies={"any": ("torch.sort", "argsort", "torch.topk")}),
-    # 2.1 cannot take the subclass as an input at all (it stops at the first op on it): hand the compiled
-    # function a plain tensor, or count the ops outside the compiled region
-    _p("torch_function_subclass", marker="subclass-op",
+    # 2.4/2.7 stop at the Counter update in __torch_function__; 2.1 cannot take the subclass as an input at all
+    # (it stops at the first op on it, marked subclass-op, which build.py takes as the last marked frame): hand
+    # the compiled function a plain tensor, or count the ops outside the compiled region
+    _p("torch_function_subclass", marker="subclass-counter",
        remedies={"any": OUTSIDE + ("as_subclass(torch.tensor)", "plain tensor", "plain torch.tensor")}),
     *_both("torch_save_bytes", "snapshot-buffer", remedies={"any": GUARD + OUTSIDE}),
     # library culprits (normkit under site-packages): fixes the user can make without editing the package
