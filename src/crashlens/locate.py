@@ -108,6 +108,15 @@ class Locator:
 
         self._known = array("Q", sorted(keys)).tobytes()
 
+    def drop_known(self, chunk: bytes | bytearray, indices: list[int], starts: list[int],
+                   keys: Iterable[int]) -> tuple[list[int], list[int]]:
+        """Of a chunk's located lines (indices and starts), those whose shape key is none of these
+        (lines with a control character kept): what locating the chunk with these keys `known` would
+        have found. For a chunk located ahead, before the keys were judged."""
+        from array import array
+
+        return self._lines.drop_known(chunk, indices, starts, array("Q", sorted(keys)).tobytes())  # type: ignore[no-any-return]
+
     def aside(self, keys: Iterable[int]) -> None:
         """Set apart, in the chunks located from now on, every line whose shape key is one of these
         (lines with a control character aside): they come back as the fourth and fifth items of what a

@@ -39,6 +39,11 @@ MAX_KNOWN_SHAPES = 1 << 14
 MAX_KEPT_RECORDS = 2000
 # Shapes of start-up banners a native locator is told to set apart (a restart loop has one or a few).
 MAX_BANNER_SHAPES = 256
+# Located lines of a chunk judged not to matter, one by one, before its remaining located lines are
+# filtered natively with every shape judged so (skim): a chunk located ahead of the scan, before its
+# lines' shapes were judged, would hand them to Python one by one (the warnings benchmark's first five
+# 2 MB chunks held 3,500 such lines each).
+_REFILTER = 32
 
 
 
@@ -354,8 +359,13 @@ def scan_located(
         """Feed the lines of interest of a chunk from line i (at byte lo) while no record is open;
         where a record opened (line, byte), or the chunk's end. `located`'s lines set aside are
         start-up banners (see below), looked at only while the round has had a crash."""
-        n, indices, starts, aside, aside_starts = located[:5]
+        nonlocal narrowed
+        n, aside, aside_starts = located[0], located[3], located[4]
+        if narrowed is not None and narrowed[0] != epoch:
+            narrowed = None  # inert shapes were forgotten since (a new round): every located line is judged again
+        indices, starts = (located[1], located[2]) if narrowed is None else (narrowed[1], narrowed[2])
         x, pos = bisect_left(indices, i), i  # the next line of interest; the line after the last looked at
+        skipped, applied = 0, -1 if narrowed is None else narrowed[3]
         while True:
             h = indices[x] if x < len(indices) else n
             y = bisect_left(aside, pos) if aside and s.rounds.crashed else len(aside)  # type: ignore[union-attr]
@@ -376,6 +386,15 @@ def scan_located(
                 # locator leaves lines of this shape out from now on.
                 if locator is not None and len(inert) < MAX_KNOWN_SHAPES:
                     inert.add(locator.shape_key(line))
+                    skipped += 1
+                    # Many such lines: the rest of the chunk was located before their shapes were
+                    # judged. Filter it natively with every shape judged inert by now: at most once per
+                    # _REFILTER lines skipped and per sixteenth of the lines left, so the native work
+                    # is at most 16 lines a line skipped here (each ~40 times cheaper than in Python).
+                    if skipped >= _REFILTER and len(inert) != applied and 16 * skipped >= len(indices) - x:
+                        indices, starts = locator.drop_known(chunk, indices[x:], starts[x:], inert)
+                        x, skipped, applied = 0, 0, len(inert)
+                        narrowed = (epoch, indices, starts, applied)
                 continue
             if sh in pf.banner_only:
                 if locator is not None and len(banners) < MAX_BANNER_SHAPES:
@@ -457,6 +476,9 @@ def scan_located(
 
     known_then = 0  # facts known when the markers were last narrowed
     inert: set[int] = set()  # shape keys (Locator.shape_key) of located lines that cannot matter
+    epoch = 0  # how many times inert was emptied (a new round whose facts are unknown again)
+    # (epoch, indices, starts, len(inert)): the current chunk's located lines as skim last filtered them
+    narrowed: tuple[int, list[int], list[int], int] | None = None
     told = 0  # how many of them the locator has been given
     banners: dict[int, bytes] = {}  # shape key -> shape of located lines that matter only as a banner
     banners_told: frozenset[int] = frozenset()  # the keys the locator sets apart
@@ -476,7 +498,7 @@ def scan_located(
         facts again, was fed with the line before it to the end of the chunk (the 300 MB start-up
         benchmark fed 393 such lines of 1,556). Fewer markers only ever make fewer lines matter (first
         value wins), so the lines of this chunk located with more stay valid."""
-        nonlocal known_then, told, known_in, known_keys
+        nonlocal known_then, told, known_in, known_keys, epoch
         assert s.facts is not None
         facts = s.facts.facts  # (works through the lines noted since the last time)
         if facts.known() != known_then or s.facts is not known_in:
@@ -486,6 +508,7 @@ def scan_located(
                 # may matter now. A round that knows what the last knew keeps them (the warnings
                 # benchmark's rounds found 3,823 lines, 7,159 when each new round cleared them).
                 inert.clear()
+                epoch += 1
                 told = -1
                 if locator is not None:
                     locator.known(())
@@ -540,6 +563,7 @@ def scan_located(
         if first_native is None:
             first_native = index
         located = apart(located)
+        narrowed = None
         # Skim while no record is open; while one is, judge lines by shape, a window at a time, so
         # that skimming resumes soon after the record closes.
         top, (n, i, lo) = base, (located[0], 0, 0)
