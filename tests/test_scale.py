@@ -91,6 +91,9 @@ def _locators(cat) -> dict[str, Locator]:
     portable loop) and the two-pass one (ahocorasick_rs, then lines_of_interest)."""
     markers = Prefilter(cat).markers
     found = {name: Locator.create(markers, fused=fused) for name, fused in (("one pass", True), ("two passes", False))}
+    found["one pass, ranges read in Python"] = python_reads = Locator.create(markers, fused=True)
+    if python_reads is not None:
+        python_reads.read_range = None  # type: ignore[attr-defined]  # (see Locator._range)
     return {name: loc for name, loc in found.items() if loc is not None}
 
 

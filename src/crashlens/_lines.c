@@ -961,7 +961,137 @@ done:
     return result;
 }
 
+#ifndef _WIN32
+#include <errno.h>
+#include <unistd.h>
+
+/* pread until n bytes or the end of the file; -1 with errno on an error. */
+static Py_ssize_t pread_full(int fd, unsigned char *buf, Py_ssize_t n, Py_ssize_t at)
+{
+    Py_ssize_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, buf + got, (size_t)(n - got), (off_t)(at + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        got += k;
+    }
+    return got;
+}
+
+/* Where the first line starting at or after byte `at` starts: `size` if none does, or `limit` if none
+   does before it (limit < 0: none). locate._boundary, probing into buf (cap bytes of scratch). */
+static Py_ssize_t boundary(int fd, Py_ssize_t size, Py_ssize_t at, Py_ssize_t limit, unsigned char *buf,
+                           Py_ssize_t cap)
+{
+    if (at <= 0)
+        return 0;
+    Py_ssize_t end = limit < 0 || limit > size ? size : limit, pos = at - 1, step = 1 << 12;
+    while (pos < end) {
+        Py_ssize_t want = step < end - pos ? step : end - pos;
+        if (want > cap)
+            want = cap;
+        Py_ssize_t k = pread_full(fd, buf, want, pos);
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        const unsigned char *nl = memchr(buf, '\n', (size_t)k);
+        if (nl)
+            return pos + (nl - buf) + 1 < size ? pos + (nl - buf) + 1 : size;
+        pos += k;
+        step = step * 2 < (1 << 20) ? step * 2 : (1 << 20);
+    }
+    return end;
+}
+
+static PyObject *finder_read_range(FinderObject *self, PyObject *args)
+{
+    int fd;
+    Py_ssize_t lo, hi, size;
+    Py_buffer buf, known, aside;
+    if (!PyArg_ParseTuple(args, "innnw*y*y*:read_range", &fd, &lo, &hi, &size, &buf, &known, &aside))
+        return NULL;
+    PyObject *result = NULL;
+    if (known.len % 8 || aside.len % 8 || buf.len < 2) {
+        PyErr_SetString(PyExc_ValueError, "keys are not 8-byte, or the buffer is too small");
+        goto done;
+    }
+    unsigned char *b = buf.buf;
+    Py_ssize_t cap = buf.len, start, end = -1, len = -1, i = 0;
+    int ok = 1, err = 0;
+    Scan sc = {self, b, 0, 0, -1, {NULL, NULL, 0, 0}, known.buf, aside.buf, known.len / 8, aside.len / 8,
+               {NULL, NULL, 0, 0}};
+    Py_BEGIN_ALLOW_THREADS
+    start = boundary(fd, size, lo, hi, b, cap);
+    if (start < 0)
+        err = errno;
+    else if (start < hi && start < size) {
+        end = boundary(fd, size, hi, -1, b, cap);
+        if (end < 0)
+            err = errno;
+        /* A line far longer than the range, or more than the buffer holds: the caller reads it. */
+        else if (end - start <= 8 * (hi - lo) && end - start < cap) {
+            len = pread_full(fd, b, end - start, start);
+            if (len < 0)
+                err = errno;
+            else {
+                if (len == 0 || b[len - 1] != '\n')
+                    b[len++] = '\n'; /* a last line without a newline gets one, as in iter_line_chunks */
+                sc.n = len;
+                i = paths[0].fn(&sc, &ok);
+                if (ok)
+                    ok = scan_tail(&sc, i);
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (err) {
+        errno = err;
+        PyErr_SetFromErrno(PyExc_OSError);
+    } else if (len < 0) {
+        result = Py_BuildValue("nn", start, end < 0 ? start : end);
+    } else if (!ok) {
+        PyErr_NoMemory();
+    } else {
+        PyObject *idx = to_list(sc.h.index, sc.h.len);
+        PyObject *st = idx ? to_list(sc.h.start, sc.h.len) : NULL;
+        PyObject *aidx = st ? to_list(sc.aside_h.index, sc.aside_h.len) : NULL;
+        PyObject *ast = aidx ? to_list(sc.aside_h.start, sc.aside_h.len) : NULL;
+        if (ast)
+            result = Py_BuildValue("nnnnNNNN", start, end, len, sc.nl, idx, st, aidx, ast);
+        else {
+            Py_XDECREF(idx);
+            Py_XDECREF(st);
+            Py_XDECREF(aidx);
+        }
+    }
+    PyMem_RawFree(sc.h.index);
+    PyMem_RawFree(sc.h.start);
+    PyMem_RawFree(sc.aside_h.index);
+    PyMem_RawFree(sc.aside_h.start);
+done:
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&known);
+    PyBuffer_Release(&aside);
+    return result;
+}
+#endif
+
 static PyMethodDef finder_methods[] = {
+#ifndef _WIN32
+    {"read_range", (PyCFunction)finder_read_range, METH_VARARGS,
+     "read_range(fd, lo, hi, size, buffer, known, aside) -> what locate.Locator._range does for file bytes\n"
+     "[lo, hi), in one call that holds no GIL: the lines that start there are read into the writable\n"
+     "buffer (a newline added to an unterminated last one) and located as locate(chunk, known=known,\n"
+     "aside=aside) does. (start, end, length, newlines, indices, starts, aside indices, aside starts):\n"
+     "the lines were file bytes [start, end) and are buffer[:length]; (start, end): they were not read\n"
+     "(none start in [lo, hi) when start >= hi or start >= size; else they are longer than the buffer or\n"
+     "than 8 * (hi - lo)), and the caller reads them."},
+#endif
     {"locate", (PyCFunction)(void (*)(void))finder_locate, METH_VARARGS | METH_KEYWORDS,
      "locate(chunk, portable=False, path=None, known=None, aside=None) -> (newlines, line indices, line starts)\n\n"
      "What lines_of_interest(chunk, offsets) gives with the offsets of the markers in chunk. The fastest\n"
