@@ -45,7 +45,8 @@ pieces = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(parts=st.lists(pieces, max_size=80), chunk=st.sampled_from([7, 97, 512, 4096, 1 << 16]))
 def test_native_range_reads_equal_the_python_reads(tmp_path, parts, chunk) -> None:
     path = str(tmp_path / "log")

@@ -128,7 +128,8 @@ class Locator:
         have found. For a chunk located ahead, before the keys were judged."""
         from array import array
 
-        return self._lines.drop_known(chunk, indices, starts, array("Q", sorted(keys)).tobytes())  # type: ignore[no-any-return]
+        known = array("Q", sorted(keys)).tobytes()
+        return self._lines.drop_known(chunk, indices, starts, known)  # type: ignore[no-any-return]
 
     def aside(self, keys: Iterable[int]) -> None:
         """Set apart, in the chunks located from now on, every line whose shape key is one of these

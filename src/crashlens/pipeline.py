@@ -362,7 +362,7 @@ def scan_located(
         nonlocal narrowed
         n, aside, aside_starts = located[0], located[3], located[4]
         if narrowed is not None and narrowed[0] != epoch:
-            narrowed = None  # inert shapes were forgotten since (a new round): every located line is judged again
+            narrowed = None  # inert shapes forgotten since (a new round): every located line judged again
         indices, starts = (located[1], located[2]) if narrowed is None else (narrowed[1], narrowed[2])
         x, pos = bisect_left(indices, i), i  # the next line of interest; the line after the last looked at
         skipped, applied = 0, -1 if narrowed is None else narrowed[3]
