@@ -32,6 +32,7 @@ AHEAD = 4  # jobs located ahead of the chunk in use (bounded memory: at most AHE
 CHUNK = 2 << 20  # bytes of a file given to one worker
 PROBE = 1 << 12  # bytes read at a time when looking for the line boundary after an offset
 SLACK = 1 << 17  # room in a pooled buffer for the lines that straddle its range's ends
+SWITCH_INTERVAL = 0.0005  # seconds: sys.setswitchinterval while the workers run (see _in_order)
 
 
 class Locator:
@@ -41,6 +42,9 @@ class Locator:
         self._lines = _lines
         self._make = make  # markers -> the function that locates a chunk (chunk, known, aside)
         self._locate = make(list(markers))
+        # The one-pass Finder reads a range and locates it in one native call (_range); None: Python
+        # reads it (two passes, Windows, or a test comparing the ways).
+        self.read_range: Any = getattr(self._locate, "read_range", None)
         self._known = b""  # shape keys of lines judged not to matter, ascending (array('Q') bytes)
         self._aside: tuple[frozenset[int], bytes] = (frozenset(), b"")  # keys to set apart, and as bytes
 
@@ -64,9 +68,16 @@ class Locator:
                     fused = True
         if fused:  # (Finder's portable loop is slower than ahocorasick_rs, and faster than Python)
             def make_fused(ms: list[bytes]) -> Any:
-                locate = _lines.Finder(ms).locate
-                # Known lines are left out, and lines to set apart set apart, in the same pass.
-                return lambda chunk, known, aside: locate(chunk, known=known, aside=aside)
+                finder = _lines.Finder(ms)
+                locate = finder.locate
+
+                def fused(chunk: bytes | bytearray, known: bytes, aside: bytes) -> Any:
+                    # Known lines are left out, and lines to set apart set apart, in the same pass.
+                    return locate(chunk, known=known, aside=aside)
+
+                # A byte range read and located in one native call (see _range); not on Windows.
+                fused.read_range = getattr(finder, "read_range", None)  # type: ignore[attr-defined]
+                return fused
 
             return cls(make_fused, markers)
         try:
@@ -95,6 +106,8 @@ class Locator:
         AHEAD + 1 ahead of the caller, keep what they found with the old ones): the pipeline narrows
         them as start-up facts become known (Prefilter.retire)."""
         self._locate = self._make(list(markers))
+        if self.read_range is not None:
+            self.read_range = self._locate.read_range
 
     def shape_key(self, line: bytes) -> int:
         """The key of a line's shape (digits read as 0), as `known` takes it."""
@@ -107,6 +120,16 @@ class Locator:
         from array import array
 
         self._known = array("Q", sorted(keys)).tobytes()
+
+    def drop_known(self, chunk: bytes | bytearray, indices: list[int], starts: list[int],
+                   keys: Iterable[int]) -> tuple[list[int], list[int]]:
+        """Of a chunk's located lines (indices and starts), those whose shape key is none of these
+        (lines with a control character kept): what locating the chunk with these keys `known` would
+        have found. For a chunk located ahead, before the keys were judged."""
+        from array import array
+
+        known = array("Q", sorted(keys)).tobytes()
+        return self._lines.drop_known(chunk, indices, starts, known)  # type: ignore[no-any-return]
 
     def aside(self, keys: Iterable[int]) -> None:
         """Set apart, in the chunks located from now on, every line whose shape key is one of these
@@ -151,10 +174,26 @@ class Locator:
         """The lines that start in file bytes [lo, hi), located."""
         # A range where no line starts is empty: looking no further than its end keeps a file of one
         # huge line from being scanned to its end once per range.
-        start = _boundary(fd, size, lo, hi)
-        if start >= hi or start >= size:
-            return []
-        end = _boundary(fd, size, hi)
+        read_range = self.read_range
+        if pool is not None and read_range is not None:
+            # Read and located in one native call that holds no GIL: a worker that took the GIL
+            # between its reads and its search (four times a range) waited up to a switch interval
+            # (5 ms) each time the main thread was busy in Python, which it is while it diagnoses.
+            known, (keys, aside) = self._known, self._aside
+            buf = pool.take()
+            got = read_range(fd, lo, hi, size, buf, known, aside)
+            if len(got) > 2:
+                del buf[got[2]:]  # keeps the allocation (see _Pool.read)
+                return [(buf, (*got[3:], keys))]  # type: ignore[list-item]
+            pool.give_back(buf)
+            start, end = got  # none start here, or their lines are too long for a buffer: read below
+            if start >= hi or start >= size:
+                return []
+        else:
+            start = _boundary(fd, size, lo, hi)
+            if start >= hi or start >= size:
+                return []
+            end = _boundary(fd, size, hi)
         if end - start > 8 * (hi - lo):
             # A line far longer than a chunk: read.iter_line_chunks keeps memory bounded (it keeps
             # the head of such a line, as the per-line path does).
@@ -185,8 +224,9 @@ class _Pool:
         self._spare = count  # buffers not made yet: each is made by the worker that first needs it
         self._lock = threading.Lock()
 
-    def read(self, fd: int, n: int, at: int) -> bytearray:
-        """n bytes of the file at `at` (fewer if it shrank) in a pool buffer of exactly that length."""
+    def take(self, n: int | None = None) -> bytearray:
+        """A pool buffer of exactly n bytes (default: the pool's size), its content undefined."""
+        n = self.size if n is None else n
         with self._lock:
             make = self._free.empty() and self._spare > 0
             self._spare -= make
@@ -199,6 +239,11 @@ class _Pool:
             buf += memoryview(self._zeros)[: n - len(buf)]
         elif len(buf) > n:
             del buf[n:]  # keeps the allocation: n is never below half of it
+        return buf
+
+    def read(self, fd: int, n: int, at: int) -> bytearray:
+        """n bytes of the file at `at` (fewer if it shrank) in a pool buffer of exactly that length."""
+        buf = self.take(n)
         got = 0
         with memoryview(buf) as view:
             while got < n:
@@ -232,10 +277,16 @@ def _in_order(jobs: Iterable[Any]) -> Iterator[Any]:
     items of their results in job order. (Plain threads and locks: concurrent.futures would add its
     import, and logging's, to every big scan's start-up.)"""
     import queue
+    import sys
     import threading
     from collections import deque
 
     todo: queue.SimpleQueue[tuple[Any, _Slot] | None] = queue.SimpleQueue()
+    # A worker takes the GIL twice a job (its next job, then its results); while the main thread runs
+    # Python (a crash diagnosed) it waits for the switch interval each time, 5 ms by default, so the
+    # workers stalled while there was a core for them. Shorter while they run.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
 
     def work() -> None:
         while (item := todo.get()) is not None:
@@ -270,6 +321,7 @@ def _in_order(jobs: Iterable[Any]) -> Iterator[Any]:
     finally:
         for _ in workers:
             todo.put(None)  # jobs already queued still run (at most AHEAD + 1), then the workers stop
+        sys.setswitchinterval(interval)
 
 
 def _pread(fd: int, n: int, at: int) -> bytes:

@@ -39,6 +39,11 @@ MAX_KNOWN_SHAPES = 1 << 14
 MAX_KEPT_RECORDS = 2000
 # Shapes of start-up banners a native locator is told to set apart (a restart loop has one or a few).
 MAX_BANNER_SHAPES = 256
+# Located lines of a chunk judged not to matter, one by one, before its remaining located lines are
+# filtered natively with every shape judged so (skim): a chunk located ahead of the scan, before its
+# lines' shapes were judged, would hand them to Python one by one (the warnings benchmark's first five
+# 2 MB chunks held 3,500 such lines each).
+_REFILTER = 32
 
 
 
@@ -339,7 +344,7 @@ def scan_located(
             start = chunk.rfind(b"\n", lo, end) + 1 or lo
             k -= 1
             line = bytes(chunk[start:end])
-            if pf.info(shape(line))[1] is not None:
+            if pf.route(shape(line)) is not None:
                 hint = (base + k + 1, line)
                 return
             end = start - 1
@@ -354,8 +359,13 @@ def scan_located(
         """Feed the lines of interest of a chunk from line i (at byte lo) while no record is open;
         where a record opened (line, byte), or the chunk's end. `located`'s lines set aside are
         start-up banners (see below), looked at only while the round has had a crash."""
-        n, indices, starts, aside, aside_starts = located[:5]
+        nonlocal narrowed
+        n, aside, aside_starts = located[0], located[3], located[4]
+        if narrowed is not None and narrowed[0] != epoch:
+            narrowed = None  # inert shapes forgotten since (a new round): every located line judged again
+        indices, starts = (located[1], located[2]) if narrowed is None else (narrowed[1], narrowed[2])
         x, pos = bisect_left(indices, i), i  # the next line of interest; the line after the last looked at
+        skipped, applied = 0, -1 if narrowed is None else narrowed[3]
         while True:
             h = indices[x] if x < len(indices) else n
             y = bisect_left(aside, pos) if aside and s.rounds.crashed else len(aside)  # type: ignore[union-attr]
@@ -370,12 +380,21 @@ def scan_located(
             end = chunk.index(b"\n", start)
             line = bytes(chunk[start:end])
             sh = shape(line)
-            if not pf.info(sh)[0]:
+            if not pf.matters(sh):
                 # Located by a marker that cannot make it matter (retired since, or one that only
                 # matters in a line that starts a record): skipped like any other line, and the
                 # locator leaves lines of this shape out from now on.
                 if locator is not None and len(inert) < MAX_KNOWN_SHAPES:
                     inert.add(locator.shape_key(line))
+                    skipped += 1
+                    # Many such lines: the rest of the chunk was located before their shapes were
+                    # judged. Filter it natively with every shape judged inert by now: at most once per
+                    # _REFILTER lines skipped and per sixteenth of the lines left, so the native work
+                    # is at most 16 lines a line skipped here (each ~40 times cheaper than in Python).
+                    if skipped >= _REFILTER and len(inert) != applied and 16 * skipped >= len(indices) - x:
+                        indices, starts = locator.drop_known(chunk, indices[x:], starts[x:], inert)
+                        x, skipped, applied = 0, 0, len(inert)
+                        narrowed = (epoch, indices, starts, applied)
                 continue
             if sh in pf.banner_only:
                 if locator is not None and len(banners) < MAX_BANNER_SHAPES:
@@ -397,25 +416,32 @@ def scan_located(
     def shape_chunk(index: int, chunk: bytes) -> None:
         """Feed what matters in a chunk of whole lines, judged by line shapes (prefilter.py)."""
         nonlocal base, hint, first_control
-        shapes, present, hits = pf.chunk(chunk)
+        shapes, present = pf.shapes(chunk)
         n = len(shapes) - 1
-        for zkey in {pf.info(sh)[1] for sh in present}.difference(first_chunk):
+        for zkey in {pf.route(sh) for sh in present}.difference(first_chunk):
             first_chunk[zkey] = index
         if first_control is None and any(_CONTROL in sh for sh in present):
             first_control = index
-        if not hits and not extractor.active_streams():
-            k = _last_routed(pf, shapes, n, 0)
-            if k is not None:
-                hint = (base + k + 1, _line_at_from_end(chunk, n - k))
-            base += n
-            return
+        # The lines that may matter where no record is open, judged when first needed: the lines of an
+        # open record are fed whatever they hold, and judging a shape costs more than framing it.
+        hits: list[int] | None = None
+        if not extractor.active_streams():
+            hits = pf.hits(shapes, present)
+            if not hits:
+                k = _last_routed(pf, shapes, n, 0)
+                if k is not None:
+                    hint = (base + k + 1, _line_at_from_end(chunk, n - k))
+                base += n
+                return
+            hits.append(n)
         lines = chunk.split(b"\n")
-        hits.append(n)
         nxt = 0  # index into hits
         i = 0
         while i < n:
             active = extractor.active_streams()
             if not active:
+                if hits is None:
+                    hits = [*pf.hits(shapes, None, i), n]
                 while hits[nxt] < i:
                     nxt += 1
                 h = hits[nxt]
@@ -425,7 +451,7 @@ def scan_located(
                 if h < n and shapes[h] in pf.banner_only and not s.rounds.crashed:
                     # A banner before any crash of its round begins nothing (as in skim): skipped, and
                     # a routing hint like any skipped line.
-                    if pf.info(shapes[h])[1] is not None:
+                    if pf.route(shapes[h]) is not None:
                         hint = (base + h + 1, lines[h])
                 elif h < n:
                     feed(base + h + 1, lines[h])
@@ -434,14 +460,14 @@ def scan_located(
             # Records are open: every unprefixed line, and every line of an open record's rank (its
             # digits aside), goes through; a line prefixed with another rank is skipped.
             zactive = {zero_digits(k) for k in active}
-            danger = {sh for sh in present if _dangerous(pf.info(sh), zactive)}
+            danger = {sh for sh in present if _dangerous(pf, sh, zactive)}
             # Lazily: the set changes whenever a record opens or closes, and the scan starts again.
             for k in (k for k in range(i, n) if shapes[k] in danger):
                 if k > i:
                     hint = (base + k, lines[k - 1])  # every line skipped here has a route key
-                zkey = pf.info(shapes[k])[1]
-                if not pf.info(shapes[k])[0] and zkey and route_key(
-                        frame_line(name, 0, decode_physical(lines[k]))) not in active:
+                zkey = pf.route(shapes[k])
+                if zkey and route_key(frame_line(name, 0, decode_physical(lines[k]))) not in active \
+                        and not pf.matters(shapes[k]):
                     hint = (base + k + 1, lines[k])  # another rank whose digits look alike
                     i = k + 1
                     continue
@@ -457,6 +483,9 @@ def scan_located(
 
     known_then = 0  # facts known when the markers were last narrowed
     inert: set[int] = set()  # shape keys (Locator.shape_key) of located lines that cannot matter
+    epoch = 0  # how many times inert was emptied (a new round whose facts are unknown again)
+    # (epoch, indices, starts, len(inert)): the current chunk's located lines as skim last filtered them
+    narrowed: tuple[int, list[int], list[int], int] | None = None
     told = 0  # how many of them the locator has been given
     banners: dict[int, bytes] = {}  # shape key -> shape of located lines that matter only as a banner
     banners_told: frozenset[int] = frozenset()  # the keys the locator sets apart
@@ -476,7 +505,7 @@ def scan_located(
         facts again, was fed with the line before it to the end of the chunk (the 300 MB start-up
         benchmark fed 393 such lines of 1,556). Fewer markers only ever make fewer lines matter (first
         value wins), so the lines of this chunk located with more stay valid."""
-        nonlocal known_then, told, known_in, known_keys
+        nonlocal known_then, told, known_in, known_keys, epoch
         assert s.facts is not None
         facts = s.facts.facts  # (works through the lines noted since the last time)
         if facts.known() != known_then or s.facts is not known_in:
@@ -486,6 +515,7 @@ def scan_located(
                 # may matter now. A round that knows what the last knew keeps them (the warnings
                 # benchmark's rounds found 3,823 lines, 7,159 when each new round cleared them).
                 inert.clear()
+                epoch += 1
                 told = -1
                 if locator is not None:
                     locator.known(())
@@ -540,6 +570,7 @@ def scan_located(
         if first_native is None:
             first_native = index
         located = apart(located)
+        narrowed = None
         # Skim while no record is open; while one is, judge lines by shape, a window at a time, so
         # that skimming resumes soon after the record closes.
         top, (n, i, lo) = base, (located[0], 0, 0)
@@ -567,16 +598,17 @@ def scan_located(
     return s.lines, s.final_diagnoses(early)
 
 
-def _dangerous(info: tuple[bool, str | None], zactive: set[str]) -> bool:
-    """A line of this shape may change an open record, or start one."""
-    matters, zkey = info
-    return matters or zkey is None or zkey in zactive
+def _dangerous(pf: Prefilter, shape: bytes, zactive: set[str]) -> bool:
+    """A line of this shape may change an open record, or start one: it goes to an open record's
+    stream (unprefixed, or an open record's rank), or it may matter."""
+    zkey = pf.route(shape)
+    return zkey is None or zkey in zactive or pf.matters(shape)
 
 
 def _last_routed(pf: Prefilter, shapes: list[bytes], end: int, start: int) -> int | None:
     """The index of the last line in shapes[start:end] that RecordExtractor routes by itself."""
     for k in range(end - 1, start - 1, -1):
-        if pf.info(shapes[k])[1] is not None:
+        if pf.route(shapes[k]) is not None:
             return k
     return None
 
@@ -603,12 +635,12 @@ def _stream_order(pf: Prefilter, chunks: Iterable[bytes], keys: list[str], name:
         if index < start:
             base = 1  # only "is this the first line" is needed below
             continue
-        shapes, present, _ = pf.chunk(chunk)
+        shapes, present = pf.shapes(chunk)
         n = len(shapes) - 1
-        if base == 0 and n and pf.info(shapes[0])[1] is None and "" in keys:
+        if base == 0 and n and pf.route(shapes[0]) is None and "" in keys:
             seen.append("")
         # A shape with control characters does not show the key; such lines are framed for real.
-        match = {sh for sh in present if _CONTROL in sh or pf.info(sh)[1] in want}
+        match = {sh for sh in present if _CONTROL in sh or pf.route(sh) in want}
         if match:
             lines = chunk.split(b"\n")
             for i in [i for i in range(n) if shapes[i] in match]:

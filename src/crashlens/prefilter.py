@@ -58,6 +58,8 @@ _ZERO_DIGITS = str.maketrans("0123456789", "0000000000")
 MAX_SHAPES = 1 << 16  # shapes remembered; a log of unique lines must not grow memory
 MAX_MARKERS = 128  # what _lines.c's Finder takes
 
+_UNSEEN = object()
+
 # Where RecordExtractor routes a line (traceback.RecordExtractor._route): its rank, "" for a prefixed
 # line without one, and for an unprefixed line (None) the stream whose record it continues.
 RouteKey = str | None
@@ -134,7 +136,11 @@ class Prefilter:
             self._facts.append((keys, tuple(c.encode("ascii") for c in cover) or trigger))
             self._triggers.append((keys, trigger))
         self._banners = banners
-        self._info: dict[bytes, tuple[bool, RouteKey]] = {}
+        # Per shape, judged when first asked: its route key (framing alone), and whether it may matter
+        # (the markers, maybe a fresh RecordExtractor: ~40 us a shape), which a line that is fed anyway
+        # (a line of the open record) is never asked.
+        self._routes: dict[bytes, RouteKey] = {}
+        self._matters: dict[bytes, bool] = {}
         self._matter: set[bytes] = set()
         self.banner_only: set[bytes] = set()  # shapes that matter only as a round's start-up banner
         self._known: frozenset[str] = frozenset()
@@ -163,7 +169,7 @@ class Prefilter:
         self._record_markers = {m.translate(_SHAPE) for m in RECORD_START_MARKERS} - {
             m.translate(_SHAPE) for m in (*self._keep, *(m for keys, found in self._facts
                                                          if not keys <= self._known for m in found))}
-        self._info.clear()
+        self._matters.clear()  # (route keys do not depend on the markers)
         self._matter.clear()
         self.banner_only.clear()
 
@@ -203,26 +209,47 @@ class Prefilter:
     def info(self, shape: bytes) -> tuple[bool, RouteKey]:
         """(may matter, route key with digits zeroed) of one shape; the key is meaningless for a shape
         with control characters (framing strips them), but such a line always matters."""
-        got = self._info.get(shape)
+        return self.matters(shape), self.route(shape)
+
+    def route(self, shape: bytes) -> RouteKey:
+        """The route key (digits zeroed) of a line of this shape."""
+        got = self._routes.get(shape, _UNSEEN)
+        if got is _UNSEEN:
+            got = self._routes[shape] = route_key(frame_line("", 0, decode_physical(shape)))
+        return got  # type: ignore[return-value]
+
+    def matters(self, shape: bytes) -> bool:
+        """Whether a line of this shape may matter (may_matter, judged once per shape)."""
+        got = self._matters.get(shape)
         if got is None:
             line = frame_line("", 0, decode_physical(shape))
-            got = self._info[shape] = (self.may_matter(shape, line), route_key(line))
-            if got[0]:
+            got = self._matters[shape] = self.may_matter(shape, line)
+            if got:
                 self._matter.add(shape)
                 if not self.may_matter(shape, line, self._shape_markers_nb):
                     self.banner_only.add(shape)
         return got
 
+    def shapes(self, chunk: bytes) -> tuple[list[bytes], set[bytes]]:
+        """(shape of each line and b"" for the end, the distinct shapes) of a chunk of whole lines."""
+        shapes = chunk.translate(_SHAPE).split(b"\n")
+        present = set(shapes)
+        if len(self._routes) + len(present) > MAX_SHAPES:
+            self._routes.clear()
+            self._matters.clear()
+            self._matter.clear()
+            self.banner_only.clear()
+        return shapes, present
+
+    def hits(self, shapes: list[bytes], present: set[bytes] | None = None, start: int = 0) -> list[int]:
+        """Indices of the lines from `start` on that may matter; `present`: the distinct shapes of
+        shapes[start:], if known."""
+        distinct = present if present is not None else set(shapes[start:])
+        keep = {sh for sh in distinct if self.matters(sh)}
+        return [i for i, sh in enumerate(shapes[start:], start) if sh in keep] if keep else []
+
     def chunk(self, chunk: bytes) -> tuple[list[bytes], set[bytes], list[int]]:
         """(shape of each line and b"" for the end, the distinct shapes, indices of lines that may matter)
         of a chunk of whole lines."""
-        shapes = chunk.translate(_SHAPE).split(b"\n")
-        present = set(shapes)
-        if len(self._info) + len(present) > MAX_SHAPES:
-            self._info.clear()
-            self._matter.clear()
-            self.banner_only.clear()
-        for s in present.difference(self._info):
-            self.info(s)
-        keep = present & self._matter
-        return shapes, present, [i for i, s in enumerate(shapes) if s in keep] if keep else []
+        shapes, present = self.shapes(chunk)
+        return shapes, present, self.hits(shapes, present)
