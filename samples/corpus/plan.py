@@ -119,6 +119,10 @@ REPROS: list[Repro] = [
          remedies={"any": EAGER_TOO + ("default",)}),
     _scn("zip_strict", disable_works=False, culprit=("scenarios/zip_strict.py", "zip-strict"),
          remedies={"any": EAGER_TOO + ("lengths", "strict")}, min_torch=(2, 0)),
+    # a graph break whose 2.7+ Hint says the code fails in eager too (graph_break_hints.USER_ERROR); 2.1-2.6
+    # word it as a one-liner
+    _scn("undefined_local", disable_works=False, culprit=("scenarios/undefined_local.py", "undefined-local"),
+         remedies={"any": EAGER_TOO}),
     _scn("os_environ_read", culprit=("scenarios/os_environ_read.py", "environ-read"), remedies={"any": MOVE}),
     # library culprits (fakeinfer/sampling.py), with and without fullgraph
     *_lib("logging", ("ignore_logger_methods", "ignore_logging_functions")),

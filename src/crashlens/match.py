@@ -44,6 +44,7 @@ class Targets:
     # "file:function" of the innermost traced frame outside torch: the standard-library module (json.encoder,
     # <frozen os>, pathlib) whose call dynamo stopped at, when the user's line only shows the outer call
     innermost: str = ""
+    hint: str = ""  # the `Hint:` lines of a 2.7+ dynamo message, one a line
 
 
 def is_dynamo(record: CrashRecord) -> bool:
@@ -149,6 +150,7 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
         evidence=record.evidence or "",
         dynamo_evidence=has_dynamo_evidence(record),
         innermost=next((f"{f.file}:{f.function}" for f in reversed(chain) if not is_torch(f.file)), ""),
+        hint="\n".join(d.hints) if d is not None else "",
     )
 
 
