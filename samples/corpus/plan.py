@@ -123,6 +123,9 @@ REPROS: list[Repro] = [
     # word it as a one-liner
     _scn("undefined_local", disable_works=False, culprit=("scenarios/undefined_local.py", "undefined-local"),
          remedies={"any": EAGER_TOO}),
+    # a graph break no signature names whose 2.7+ Hint is the remedy ("Remove the `torch._dynamo.graph_break()` call.")
+    _scn("explicit_graph_break", culprit=("scenarios/explicit_graph_break.py", "graph-break-call"),
+         remedies={"any": ("remove the `torch._dynamo.graph_break()`", "remove the torch._dynamo.graph_break()")}),
     _scn("os_environ_read", culprit=("scenarios/os_environ_read.py", "environ-read"), remedies={"any": MOVE}),
     # library culprits (fakeinfer/sampling.py), with and without fullgraph
     *_lib("logging", ("ignore_logger_methods", "ignore_logging_functions")),
