@@ -18,9 +18,10 @@ Template fields (`{fn}`) become their own names. The text is generated for this 
 recording, and must never be committed as a sample or a test fixture.
 
 Classes: `specific` (an exact catalog signature), `fuzzy` (the nearest signature by wording, not an exact rule:
-often the wrong family), `generic` (dynamo-generic or an internal-error signature: no family names this
-failure), `none` (no diagnosis). `--judged FILE` (TOML `[wrong] GB0001 = "why"`) marks specific rows a person
-found to be the wrong family.
+often the wrong family), `generic-hint` (no family names it; the first fix is dynamo's own Hint for it),
+`generic` (dynamo-generic or an internal-error signature with the general fixes), `none` (no diagnosis).
+`--judged FILE` (TOML `[wrong."2.13"] GB0001 = "why"`, default gb_coverage_judged.toml) marks rows a person
+found to be routed to the wrong family.
 """
 
 from __future__ import annotations
@@ -219,9 +220,9 @@ def classify(row: dict, wrong: dict[str, str]) -> str:
     if sig is None:
         return "none"
     if sig in GENERIC:
-        return "generic"
+        return "generic-hint" if str(row.get("fix") or "").startswith("Do what dynamo's own hint") else "generic"
     if row["id"] in wrong:
-        return "wrong"
+        return "wrong"  # a person's judgement, fuzzy or exact
     if row.get("exact") is False:
         return "fuzzy"
     return "specific"
@@ -242,11 +243,11 @@ def main() -> int:
     ap.add_argument("-v", action="store_true", help="print every row that is not `specific`")
     args = ap.parse_args()
     sources = args.source or ["2.13", "2.7", "2.4"]
-    wrong: dict[str, str] = {}
+    judged: dict[str, dict[str, str]] = {}
     if args.judged.exists():
         import tomllib
 
-        wrong = tomllib.loads(args.judged.read_text()).get("wrong", {})
+        judged = tomllib.loads(args.judged.read_text()).get("wrong", {})
     all_rows = []
     for src in sources:
         if src == "2.13":
@@ -263,12 +264,12 @@ def main() -> int:
                 (d / (re.sub(r"[^\w.-]", "_", e["id"]) + ".txt")).write_text(t)
         for e, r in zip(entries, route(texts)):
             row = {"source": src, "id": e["id"], "gb_type": e["gb_type"], **r}
-            row["class"] = classify(row, wrong)
+            row["class"] = classify(row, judged.get(src, {}))
             all_rows.append(row)
         counts = Counter(r["class"] for r in all_rows if r["source"] == src)
         total = sum(counts.values())
         print(f"{src}: {total} entries  " + "  ".join(f"{k} {counts.get(k, 0)}" for k in
-                                                       ("specific", "fuzzy", "wrong", "generic", "none")))
+                                                       ("specific", "fuzzy", "wrong", "generic-hint", "generic", "none")))
         sigs = Counter(r["signature"] for r in all_rows if r["source"] == src)
         print("   signatures: " + ", ".join(f"{s} {n}" for s, n in sigs.most_common()))
         if args.v:

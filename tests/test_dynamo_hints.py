@@ -109,3 +109,27 @@ def test_advice_that_crashlens_never_gives_is_not_offered(tmp_path):
     fatal = _fatal(swapped, tmp_path)
     assert fatal and not any("dynamo's own hint" in f.title for f in fatal[0].fixes)
     assert not any("fullgraph=False" in f.title for f in fatal[0].fixes)
+
+
+@pytest.mark.parametrize("release", ["t2.7.1", "t2.13.0"])
+def test_a_structured_break_no_rule_names_is_not_given_the_nearest_wordings_family(release, tmp_path):
+    # GB0059 "Failed to trace builtin operator" for `str(tensor)`: the nearest wording is builtin-open's
+    # (`open` is GB0059 too), whose fix is to read a file once; the gb_type names a break no family covers
+    text, info = _recording(release, "builtin-on-tensor")
+    assert info["exit_code"] != 0
+    fatal = _fatal(text, tmp_path)
+    assert [d.signature for d in fatal] == ["dynamo-generic"]
+    d = fatal[0]
+    assert d.near_match is None
+    assert d.culprit is not None and d.culprit.line == _marker_line("scenarios/builtin_on_tensor.py", "str-tensor")
+    assert "Avoid calling builtin `str` with argument types ['Tensor']" in d.fixes[0].title
+    assert not any("file" in f.title.lower().split() for f in d.fixes)
+
+
+@pytest.mark.parametrize("release", ["t2.1.2", "t2.4.1"])
+def test_the_same_builtin_break_worded_as_a_one_liner_still_moves_the_call_out(release, tmp_path):
+    # 2.1 `call_function BuiltinVariable(str) [TensorVariable()] {}`, 2.4 `builtin: str [<class ...TensorVariable'>]`
+    text, _info = _recording(release, "builtin-on-tensor")
+    fatal = _fatal(text, tmp_path)
+    assert [d.signature for d in fatal] == ["dynamo-generic"]
+    assert "out of the traced region (dynamo rejects `str`" in fatal[0].fixes[0].title

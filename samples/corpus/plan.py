@@ -126,6 +126,10 @@ REPROS: list[Repro] = [
     # a graph break no signature names whose 2.7+ Hint is the remedy ("Remove the `torch._dynamo.graph_break()` call.")
     _scn("explicit_graph_break", culprit=("scenarios/explicit_graph_break.py", "graph-break-call"),
          remedies={"any": ("remove the `torch._dynamo.graph_break()`", "remove the torch._dynamo.graph_break()")}),
+    # a builtin dynamo cannot call on a tensor (2.7+ "Failed to trace builtin operator", GB0059, with `str`): not
+    # `open`, whose signature the nearest wording is
+    _scn("builtin_on_tensor", culprit=("scenarios/builtin_on_tensor.py", "str-tensor"),
+         remedies={"any": MOVE + ("avoid calling builtin `str`",)}),
     _scn("os_environ_read", culprit=("scenarios/os_environ_read.py", "environ-read"), remedies={"any": MOVE}),
     # library culprits (fakeinfer/sampling.py), with and without fullgraph
     *_lib("logging", ("ignore_logger_methods", "ignore_logging_functions")),

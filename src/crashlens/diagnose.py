@@ -158,7 +158,7 @@ def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog, entry
     return "tensor"
 
 
-_SENTENCE_END = recache.compile(r"[.!?:)]\s*$")
+_SENTENCE_END = recache.compile(r"[.!?)]\s*$")
 
 
 def dynamo_hints(record: CrashRecord, cat: Catalog) -> list[tuple[str, str]]:
