@@ -20,8 +20,8 @@ recording, and must never be committed as a sample or a test fixture.
 Classes: `specific` (an exact catalog signature), `fuzzy` (the nearest signature by wording, not an exact rule:
 often the wrong family), `generic-hint` (no family names it; the first fix is dynamo's own Hint for it),
 `generic` (dynamo-generic or an internal-error signature with the general fixes), `none` (no diagnosis).
-`--judged FILE` (TOML `[wrong."2.13"] GB0001 = "why"`, default gb_coverage_judged.toml) marks rows a person
-found to be routed to the wrong family.
+`wrong`: `--judged FILE` (TOML `[wrong."2.13"] GB0001 = ["signature", "why"]`, default gb_coverage_judged.toml)
+marks rows a person found routed to the wrong family, while they still get that signature.
 """
 
 from __future__ import annotations
@@ -193,8 +193,8 @@ def frame_message(frame: tuple[str, str], message: str, v2: bool) -> str:
 
 # ---------------------------------------------------------------- routing
 
-def route(texts: list[str]) -> list[dict]:
-    sys.path.insert(0, str(ROOT / "src"))
+def route(texts: list[str], src: Path = ROOT / "src") -> list[dict]:
+    sys.path.insert(0, str(src))
     from crashlens.cli.scan import run_scan
     from crashlens.render.json import document
 
@@ -210,18 +210,18 @@ def route(texts: list[str]) -> list[dict]:
                 continue
             d = diags[0]
             fixes = d.get("fixes") or [{}]
-            out.append({"signature": d.get("signature"), "exact": d.get("near_match") is None,
+            out.append({"signature": d.get("signature"), "exact": d.get("near_match") is None, "near": d.get("near_match"),
                         "fix": fixes[0].get("title"), "fix_kind": fixes[0].get("kind")})
     return out
 
 
-def classify(row: dict, wrong: dict[str, str]) -> str:
+def classify(row: dict, wrong: dict[str, list[str]]) -> str:
     sig = row["signature"]
     if sig is None:
         return "none"
     if sig in GENERIC:
         return "generic-hint" if str(row.get("fix") or "").startswith("Do what dynamo's own hint") else "generic"
-    if row["id"] in wrong:
+    if wrong.get(row["id"], [None])[0] == sig:
         return "wrong"  # a person's judgement, fuzzy or exact
     if row.get("exact") is False:
         return "fuzzy"
@@ -238,12 +238,13 @@ def main() -> int:
     ap.add_argument("--frame-2.7", dest="f27", type=Path, default=RAW / "t2.7.1" / "dynamo-generic.log.gz")
     ap.add_argument("--frame-2.4", dest="f24", type=Path, default=RAW / "t2.4.1" / "dynamo-generic.log.gz")
     ap.add_argument("--judged", type=Path, default=Path(__file__).with_name("gb_coverage_judged.toml"))
+    ap.add_argument("--src", type=Path, default=ROOT / "src", help="the crashlens sources to measure (another tree's src/)")
     ap.add_argument("--json", type=Path, help="write every row here")
     ap.add_argument("--dump", type=Path, help="write each framed message under this folder (for reading only)")
     ap.add_argument("-v", action="store_true", help="print every row that is not `specific`")
     args = ap.parse_args()
     sources = args.source or ["2.13", "2.7", "2.4"]
-    judged: dict[str, dict[str, str]] = {}
+    judged: dict[str, dict[str, list[str]]] = {}
     if args.judged.exists():
         import tomllib
 
@@ -262,7 +263,7 @@ def main() -> int:
             d.mkdir(parents=True, exist_ok=True)
             for e, t in zip(entries, texts):
                 (d / (re.sub(r"[^\w.-]", "_", e["id"]) + ".txt")).write_text(t)
-        for e, r in zip(entries, route(texts)):
+        for e, r in zip(entries, route(texts, args.src)):
             row = {"source": src, "id": e["id"], "gb_type": e["gb_type"], **r}
             row["class"] = classify(row, judged.get(src, {}))
             all_rows.append(row)
