@@ -133,3 +133,14 @@ def test_the_same_builtin_break_worded_as_a_one_liner_still_moves_the_call_out(r
     fatal = _fatal(text, tmp_path)
     assert [d.signature for d in fatal] == ["dynamo-generic"]
     assert "out of the traced region (dynamo rejects `str`" in fatal[0].fixes[0].title
+
+
+def test_run_fix_leaves_a_break_dynamo_says_fails_in_eager_untouched(tmp_path):
+    import sys
+
+    from crashlens.fixplan import Locator, NoPlan, plan_fix
+
+    text, _info = _recording("t2.7.1", "undefined-local")
+    (d,) = _fatal(text, tmp_path)
+    plan = plan_fix(d, Locator([], sys.path), None)
+    assert isinstance(plan, NoPlan) and plan.eager_too
