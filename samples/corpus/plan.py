@@ -123,7 +123,7 @@ REPROS: list[Repro] = [
     # word it as a one-liner
     _scn("undefined_local", disable_works=False, culprit=("scenarios/undefined_local.py", "undefined-local"),
          remedies={"any": EAGER_TOO}),
-    # a graph break no signature names whose 2.7+ Hint is the remedy ("Remove the `torch._dynamo.graph_break()` call.")
+    # a torch._dynamo.graph_break() left in code compiled with fullgraph=True (graph-break-call; 2.7+ GB0025)
     _scn("explicit_graph_break", culprit=("scenarios/explicit_graph_break.py", "graph-break-call"),
          remedies={"any": ("remove the `torch._dynamo.graph_break()`", "remove the torch._dynamo.graph_break()")}),
     # a builtin dynamo cannot call on a tensor (2.7+ "Failed to trace builtin operator", GB0059, with `str`): not
