@@ -131,14 +131,15 @@ from user code:
 '''
 
 
-def test_drifted_wording_is_a_near_match_with_lower_confidence():
-    # An invented but plausible future rewording of GB0291: no regex matches it, rapidfuzz still finds logging-call.
+def test_drifted_structured_wording_gets_dynamos_own_hint_not_the_nearest_family():
+    # An invented but plausible future rewording of GB0291. A 2.7+ message names its graph break type; one no
+    # rule matches is not given the nearest wording's family (on torch's own registry that was wrong for 5 of
+    # 8 such types: benchmarks/gb_coverage.py), and the break's own Hint line is the first fix instead.
     (exact,) = scan(EXACT_LOGGING)
     (near,) = scan(DRIFTED_LOGGING)
     assert exact.signature == "logging-call" and exact.near_match is None
-    assert near.signature == "logging-call"
-    assert near.near_match is not None and 0 < near.near_match < 100
-    assert near.confidence < exact.confidence
+    assert near.signature == "dynamo-generic" and near.near_match is None
+    assert "torch._dynamo.config.ignore_logging_functions" in near.fixes[0].title
     assert near.culprit is not None and near.culprit.line == 35
 
 

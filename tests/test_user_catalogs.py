@@ -108,6 +108,8 @@ BAD_FILES = {
                           "unknown field 'shell'"),
     "fix-file-not-string": (_builtin_text() + '\n[[fixes]]\nrank = 1\nkind = "flag"\ntitle = "x"\nfile = 3\n',
                             "field 'file'"),
+    "bad-hint-condition": (_builtin_text() + '\n[[fixes]]\nrank = 1\nkind = "flag"\ntitle = "x"\n'
+                           'when = { dynamo_hint = ["maybe"] }\n', "dynamo_hint"),
     "match-any-not-tables": (_mutate("[match]", "[match]\nany = 'x'"), "match.any"),
     "match-any-without-patterns": (_mutate("[match]", "[match]\nany = [{ dynamo = true }]"), "match.any[0]"),
     "fixes-not-array": (_mutate("[match]", 'fixes = "all of them"\n[match]'), "fixes"),
@@ -124,6 +126,13 @@ def test_bad_signature_file_is_one_line_with_file_field_reason(tmp_path, case):
     d = _user_dir(tmp_path, {"broken.toml": body})
     p = run_cli("--no-audit", "--signatures", str(d), str(log))
     assert_one_line_error(p, 2, "broken.toml", reason)
+
+
+def test_a_hint_kind_crashlens_does_not_know_is_one_line(tmp_path):
+    d = _user_dir(tmp_path, {"ok.toml": _builtin_text(),
+                             "context.toml": '[[hints]]\nkind = "gospel"\npattern = "Hint"\n'})
+    p = run_cli("--no-audit", "--signatures", str(d), str(_crash_log(tmp_path)))
+    assert_one_line_error(p, 2, "context.toml", "kind", "eager-error")
 
 
 def test_match_table_without_patterns_must_be_a_fallback(tmp_path):

@@ -119,6 +119,17 @@ REPROS: list[Repro] = [
          remedies={"any": EAGER_TOO + ("default",)}),
     _scn("zip_strict", disable_works=False, culprit=("scenarios/zip_strict.py", "zip-strict"),
          remedies={"any": EAGER_TOO + ("lengths", "strict")}, min_torch=(2, 0)),
+    # a graph break whose 2.7+ Hint says the code fails in eager too (graph_break_hints.USER_ERROR); 2.1-2.6
+    # word it as a one-liner
+    _scn("undefined_local", disable_works=False, culprit=("scenarios/undefined_local.py", "undefined-local"),
+         remedies={"any": EAGER_TOO}),
+    # a torch._dynamo.graph_break() left in code compiled with fullgraph=True (graph-break-call; 2.7+ GB0025)
+    _scn("explicit_graph_break", culprit=("scenarios/explicit_graph_break.py", "graph-break-call"),
+         remedies={"any": ("remove the `torch._dynamo.graph_break()`", "remove the torch._dynamo.graph_break()")}),
+    # a builtin dynamo cannot call on a tensor (2.7+ "Failed to trace builtin operator", GB0059, with `str`): not
+    # `open`, whose signature the nearest wording is
+    _scn("builtin_on_tensor", culprit=("scenarios/builtin_on_tensor.py", "str-tensor"),
+         remedies={"any": MOVE + ("avoid calling builtin `str`",)}),
     _scn("os_environ_read", culprit=("scenarios/os_environ_read.py", "environ-read"), remedies={"any": MOVE}),
     # library culprits (fakeinfer/sampling.py), with and without fullgraph
     *_lib("logging", ("ignore_logger_methods", "ignore_logging_functions")),

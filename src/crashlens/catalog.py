@@ -38,7 +38,7 @@ FIX_KINDS = {"custom-op", "decorate", "precompute", "config", "flag", "upgrade",
 CONTEXTS = {"fullgraph", "graph-break", "unknown"}
 MATCH_KEYS = {
     "exception", "message", "gb", "callee", "frames", "culprit_source", "kind", "not_message", "lead", "text",
-    "raised_in", "culprit", "evidence", "innermost",
+    "raised_in", "culprit", "evidence", "innermost", "hint",
 }
 SIGNATURE_KEYS = {
     "id", "name", "family", "title", "summary", "why", "priority", "confidence", "tags", "fuzzy", "fixsets",
@@ -47,7 +47,12 @@ SIGNATURE_KEYS = {
 FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "safety", "file", "line", "requires",
             "fallback", "when", "compile_off"}
 # Conditions a fix can put on the crash (`when = { culprit_owner = [...], call_shape = [...], torch = ">=2.4" }`).
-WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too"}
+WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too", "dynamo_hint"}
+# What a 2.7+ `Hint:` line of dynamo's message is (context.toml [[hints]]; a hint no row names is "advice"):
+# advice the user can follow; "eager-error" (the code would raise uncompiled too); "dynamo-bug"; "no-advice"
+# (report it if frequent, hard to debug, fundamental, caused by an earlier break); "forbidden" (advice crashlens
+# never gives as a fix: fullgraph=False, suppress_errors, disabling compilation).
+HINT_KINDS = ("eager-error", "advice", "dynamo-bug", "no-advice", "forbidden")
 CULPRIT_OWNERS = {"user", "third-party", "torch", "unknown"}
 # What the call site does with the value (context.toml [[call_shapes]]); "tensor" when none says otherwise.
 CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "per-call-data", "module-call", "tensor"}
@@ -255,6 +260,8 @@ class Catalog:
     # _torch_api.toml: (name, lowest torch release or None for the "unknown version" note, text), newest first
     api_forms: list[tuple[str, tuple[int, ...] | None, str]] = field(default_factory=list)
     version_hints: list[tuple[str, Any, str, str]] = field(default_factory=list)
+    # context.toml [[hints]]: (kind, pattern) over each `Hint:` line of a 2.7+ dynamo message, first match wins
+    hint_kinds: list[tuple[str, Any]] = field(default_factory=list)
     # _fixsets.toml `sets.third-party-culprit`: offered by every dynamo signature whose culprit is in
     # someone else's package, when the signature has no custom op of its own
     third_party_fixes: tuple[FixTemplate, ...] = ()
@@ -277,6 +284,7 @@ class Catalog:
         pats += [f.pattern for f in self.facts] + list(self.callee_patterns) + [v[1] for v in self.version_hints]
         pats += [b.pattern for b in self.banners]
         pats += list(self.location_patterns) + [p for _s, p in self.call_shapes] + [p for _s, p in self.entry_shapes]
+        pats += [p for _k, p in self.hint_kinds]
         return pats
 
     def warm(self) -> None:
@@ -621,6 +629,8 @@ def _when(v: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
             vals: tuple[str, ...] = ("true" if x else "false",)
         else:
             vals = tuple(_str_list(x, f"{where}.{k}"))
+        if k == "dynamo_hint" and set(vals) - {*HINT_KINDS, "none"}:
+            raise CatalogError(f"{where}.{k}: must be among {', '.join((*HINT_KINDS, 'none'))}")
         if k == "culprit_owner" and set(vals) - CULPRIT_OWNERS:
             raise CatalogError(f"{where}.{k}: must be among {', '.join(sorted(CULPRIT_OWNERS))}")
         if k == "torch":
@@ -1018,6 +1028,11 @@ def load_context(path: Path, cat: Catalog) -> None:
             raise CatalogError(f"{sw}.on: must be \"source\" (the calling line) or \"entry\" (the called function's name)")
         (cat.entry_shapes if on == "entry" else cat.call_shapes).append(
             (shape, compile_pattern(_req(sh, "pattern", str, sw), f"{sw}.pattern")))
+    for hw, h in _tables(d, "hints", w):
+        kind = _req(h, "kind", str, hw)
+        if kind not in HINT_KINDS:
+            raise CatalogError(f"{hw}.kind: must be one of {', '.join(HINT_KINDS)}")
+        cat.hint_kinds.append((kind, compile_pattern(_req(h, "pattern", str, hw), f"{hw}.pattern")))
     for vw, v in _tables(d, "versions", w):
         cat.version_hints.append(
             (

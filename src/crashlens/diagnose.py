@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 
 from . import recache
 from ._struct import replace
-from .catalog import Catalog, FixTemplate, LibraryRule, Signature
+from .catalog import HINT_KINDS, Catalog, FixTemplate, LibraryRule, Signature
 from .context import Facts, compile_off_flag, infer_context, parse_version
 from .culprit import entry_of, is_machinery, module_of, owner_of, package_of, source_root
 from .evidence import DYNAMO_EXC_PREFIXES, is_compile_machinery
@@ -156,6 +156,25 @@ def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog, entry
         if src and search(pat, src):
             return shape
     return "tensor"
+
+
+_SENTENCE_END = recache.compile(r"[.!?)]\s*$")
+
+
+def dynamo_hints(record: CrashRecord, cat: Catalog) -> list[tuple[str, str]]:
+    """The `Hint:` lines of a 2.7+ dynamo message, each with its kind (context.toml [[hints]]; "advice"
+    when no row names it). torch splits some hints over two list items ("... to allow ", "Dynamo to trace
+    through NumPy."), printed as two Hint lines: a line that ends mid-sentence is joined with the next."""
+    from .catalog import search
+
+    merged: list[str] = []
+    for h in record.dynamo.hints if record.dynamo is not None else ():
+        h = h.strip()
+        if merged and not _SENTENCE_END.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {h}"
+        elif h:
+            merged.append(h)
+    return [(next((k for k, pat in cat.hint_kinds if search(pat, h)), "advice"), h) for h in merged]
 
 
 def _when_ok(tmpl: FixTemplate, cond: dict[str, str]) -> bool:
@@ -344,6 +363,13 @@ def build(
     # the fixes name the function a resume frame continues; the culprit stays the frame as the log prints it
     values = _vars(replace(t, culprit=unresumed(t.culprit), chain=tuple(unresumed(f) for f in t.chain)),
                    m.fields, ctx, cat)
+    hints = dynamo_hints(record, cat)
+    if record.dynamo is not None and record.dynamo.gb_type:
+        values["dynamo.gb_type"] = record.dynamo.gb_type.strip()
+    advice = [h for k, h in hints if k == "advice"]
+    if advice:
+        values["dynamo.hint"] = advice[0]
+        values["dynamo.hints"] = "\n".join(f"    {h}" for h in advice)
     libs: list[LibraryRule] = library_rules(t, sig, cat)
     templates: list[tuple[FixTemplate, str]] = []
     lib_kinds: set[str] = set()
@@ -378,6 +404,7 @@ def build(
         "call_shape": call_shape(t, owner, caller, cat, entry),
         "torch": dict(ctx.versions).get("torch", ""),
         "eager_too": "true" if "eager-too" in sig.tags else "false",
+        "dynamo_hint": next((k for k in HINT_KINDS if any(k == h for h, _t in hints)), "none"),
     }
     rendered = _render_fixes(templates, values, ctx, cond)
     if not rendered:

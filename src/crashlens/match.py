@@ -44,6 +44,7 @@ class Targets:
     # "file:function" of the innermost traced frame outside torch: the standard-library module (json.encoder,
     # <frozen os>, pathlib) whose call dynamo stopped at, when the user's line only shows the outer call
     innermost: str = ""
+    hint: str = ""  # the `Hint:` lines of a 2.7+ dynamo message, one a line
 
 
 def is_dynamo(record: CrashRecord) -> bool:
@@ -149,6 +150,7 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
         evidence=record.evidence or "",
         dynamo_evidence=has_dynamo_evidence(record),
         innermost=next((f"{f.file}:{f.function}" for f in reversed(chain) if not is_torch(f.file)), ""),
+        hint="\n".join(d.hints) if d is not None else "",
     )
 
 
@@ -236,7 +238,12 @@ def match_record(record: CrashRecord, cat: Catalog) -> tuple[Match | None, Targe
             continue  # every dynamo signature needs dynamo's own evidence in the record
         if matcher_holds(sig.matcher, t):
             return Match(sig, _extract(sig, t), True, 100.0), t
-    near = fuzzy_nearest(t, [s for s in cat.signatures if "fallback" not in s.tags and s.family == "dynamo"])
+    # The nearest signature by wording stands in for one whose wording drifted between releases (2.1-2.6's
+    # free-form one-liners). A 2.7+ structured message names its graph break type (gb_type, a registry
+    # entry): one no rule matched is a break no family covers, and the nearest wording is another family's.
+    structured = record.dynamo is not None and bool(record.dynamo.gb_type)
+    near = None if structured else fuzzy_nearest(
+        t, [s for s in cat.signatures if "fallback" not in s.tags and s.family == "dynamo"])
     if near is not None and t.dynamo:
         sig, score = near
         return Match(sig, _extract(sig, t), False, score), t
