@@ -14,6 +14,7 @@ from .evidence import (
     EXC_LEADING,
     FRAME,
     FRAME_CUT,
+    TB_START_CUT,
     GB_HEADER,
     GUARD_ERROR,
     IPY_FRAME,
@@ -45,11 +46,6 @@ MAX_CHAIN = 32
 MAX_TRACKED_LINES = 5000
 
 _FRAME_NOFUNC = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)\s*$')
-# A frame line that a hard wrap cut (a terminal copy, `fold`, a handler wrapping to the terminal width):
-# `File "/usr/lib/python3.11/site-packages/torch/_dy` with the rest, `namo/eval_frame.py", line 655, in _fn`,
-# on the next physical line, unprefixed and maybe indented.
-_FRAME_HEAD = recache.compile(r'^\s*File "')
-_FRAME_DONE = recache.compile(r'", line \d+, in \S')
 _COLLAPSED_FRAMES = recache.compile(r"^\d+ frames$")  # Colab folds library frames into one such line
 _CARET = recache.compile(r"^\s*[\^~]+\s*$")
 _CAUSE = "The above exception was the direct cause of the following exception:"
@@ -253,7 +249,6 @@ class _Stream:
         "prev_kind",
         "section",
         "state",
-        "wrapped",
     )
 
     def __init__(self, name: str) -> None:
@@ -267,7 +262,6 @@ class _Stream:
         self.state = IDLE
         self.blank_run = 0
         self.section: str | None = None  # which dynamo section continuation lines extend
-        self.wrapped: str | None = None  # a frame line wrapped at a terminal's width, until its next line
 
     @property
     def active(self) -> bool:
@@ -301,8 +295,6 @@ class _Stream:
         d = self.draft
         if st == IDLE or d is None:
             return 0
-        if self.wrapped is not None and _unwrapped_frame(self.wrapped, text) is not None:
-            return 2  # the rest of the frame line the terminal wrapped
         stripped = text.strip()
         if _ELISION.match(text):
             return 1
@@ -567,12 +559,6 @@ class _Stream:
         if done is not None:
             return done
         text = line.text
-        if self.wrapped is not None:
-            fm = _unwrapped_frame(self.wrapped, text)
-            self.wrapped = None
-            if fm is not None:
-                self._add_frame(d.block().frames, fm)
-                return True
         stripped = text.strip()
         fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text) or \
             (d.ipython and IPY_OLD_FRAME.match(stripped) or None) or (d.pytest and PYTEST_FRAME.match(text) or None)
@@ -583,8 +569,7 @@ class _Stream:
             self.blank_run += 1
             return True
         if FRAME_CUT.match(text):
-            self.wrapped = text  # its rest is the next line
-            return True
+            return True  # a frame line cut by a wrap whose rest did not follow (Rewrap): no frame to read
         if d.ipython and stripped.startswith(("->", "-->")) or d.ipython and IPY_SOURCE.match(text):
             self._add_source(d.block().frames, text)
             return True
@@ -799,10 +784,9 @@ class _Stream:
         return True
 
     def _open_frame_cut(self, line: LogLine, m: re.Match[str]) -> bool:
-        # A traceback cut above a frame line that a terminal wrapped: the record opens, the frame is
-        # read with the next line (_traceback).
+        # A traceback cut above a frame line that a terminal wrapped, its rest not on the next line (a
+        # rest that is was joined to it by Rewrap): the record opens, with no frame to read.
         self._open(_tb_kind(line), line, TB).new_block()
-        self.wrapped = line.text
         return True
 
     def _open_call_stack(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -1261,15 +1245,6 @@ def _clean_lead(lead: str | None) -> str | None:
     return lead or None
 
 
-def _unwrapped_frame(head: str, rest: str) -> re.Match[str] | None:
-    """A wrapped frame line put back together: `File "/p/x.py", li` + `ne 715, in f` (a terminal cuts at its
-    width, so the rest carries no prefix and may start with the blank it was cut at)."""
-    if not rest or rest.lstrip().startswith(("File ", "Traceback")):
-        return None
-    joined = head + rest
-    return FRAME.match(joined) or _FRAME_NOFUNC.match(joined)
-
-
 # What a line means in each state of an open record.
 _STATES = {
     TB: _Stream._traceback,
@@ -1287,6 +1262,7 @@ _OPENERS = {
     "traceback": _Stream._open_traceback,
     "frame": _Stream._open_frame,
     "frame-cut": _Stream._open_frame_cut,
+    "traceback-cut": _Stream._open_traceback,
     "ipython-header": _Stream._open_ipython,
     "ipython-frame": _Stream._open_frame,
     "pytest-frame": _Stream._open_frame,
@@ -1347,7 +1323,10 @@ class RecordExtractor:
         self._last: str = ""
         self._recent_active: list[str] = []
         self._clock = 0
-        self._held: LogLine | None = None  # a frame line cut by a hard wrap, waiting for its rest
+        self._held: LogLine | None = None  # a line a hard wrap may have cut, waiting for its next (Rewrap)
+        self._held_key: str | None = None  # the stream it would go to
+        self._held_end = 0  # the number of its last physical line (a line joined from several)
+        self._rewrap = Rewrap()
         self._spilled: list[CrashRecord] = []  # records a flush in close_stream gave, for the next feed
 
     def _stream(self, key: str) -> _Stream:
@@ -1411,24 +1390,29 @@ class RecordExtractor:
         if self._spilled:
             out, self._spilled = self._spilled, []
             return out + self.feed(line)
+        out: list[CrashRecord] = []
+        end = line.lineno
         head = self._held
         if head is not None:
-            self._held = None
-            joined = _join_wrapped_frame(head, line)
-            if joined is not None:
-                return self._feed(joined)
-            return self._feed(head) + self.feed(line)
-        if _FRAME_HEAD.match(line.text) and _FRAME_DONE.search(line.text) is None:
-            # Held only inside an open traceback: there the fast path feeds every unprefixed line, so the
-            # rest arrives next on both paths; an idle stream's line goes on as before.
-            s = self._streams.get(self._route(line))
-            if s is not None and s.state in (TB, USER):
-                self._held = line
-                return []
-        return self._feed(line)
+            self._held = self._held_key = None
+            joined = self._rewrap.join(head, line, self._held_end)
+            if joined is None:
+                out = self._feed(head)
+            else:
+                end, line = line.lineno, joined  # and it may go on on the next line in turn
+        if self._rewrap.may_be_cut(line):
+            # Held only where the next line reaches this one on every path: inside an open record (there the
+            # fast path feeds every unprefixed line), or where it opens one (the held line counts as an open
+            # record: active_streams); any other line goes on as it is.
+            key = self._route(line)
+            s = self._streams.get(key)
+            if (s is not None and s.active) or first_evidence(line) is not None:
+                self._held, self._held_key, self._held_end = line, key, end
+                return out
+        return out + self._feed(line)
 
     def _flush(self) -> list[CrashRecord]:
-        head, self._held = self._held, None
+        head, self._held, self._held_key = self._held, None, None
         return self._feed(head) if head is not None else []
 
     def _feed(self, line: LogLine) -> list[CrashRecord]:
@@ -1447,7 +1431,10 @@ class RecordExtractor:
         return out
 
     def active_streams(self) -> list[str]:
-        return [k for k, s in self._streams.items() if s.active]
+        keys = [k for k, s in self._streams.items() if s.active]
+        if self._held_key is not None and self._held_key not in keys:
+            keys.append(self._held_key)  # a held line opens a record unless its rest joins it
+        return keys
 
     def stream_status(self, key: str) -> tuple[int, int, bool] | None:
         """(start line, last line, reached its natural end) of the record open on a stream, if any.
@@ -1479,19 +1466,91 @@ class RecordExtractor:
         return out
 
 
-def _join_wrapped_frame(head: LogLine, line: LogLine) -> LogLine | None:
-    """The frame line a hard wrap cut in two, whole again: `line` must be the next physical line,
-    unprefixed, and make `head` a complete frame (its indentation, if the wrap indented it, dropped)."""
-    if line.lineno != head.lineno + 1 or line.prefixed or line.rank is not None:
-        return None
-    rest = line.text
-    if rest[:2].isspace():
-        rest = rest.lstrip(" \t")
-    text = head.text + rest
-    if FRAME.match(text) is None or _FRAME_DONE.search(text) is None:
-        return None
-    return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level, head.artifact,
-                   head.record_start, head.logger, head.logged_at)
+# -- a terminal's hard wrap ------------------------------------------------------------------------------
+MIN_WRAP_WIDTH = 60  # no terminal or viewer wraps narrower
+_FRAME_HEAD = recache.compile(r'^\s*File "')
+_FRAME_DONE = recache.compile(r'", line \d+, in \S')
+_NAME_REST = recache.compile(r"^[\w.<>-]+$")  # the rest of a function name (`time_w` + `rapper`, `<mod` + `ule>`)
+# a source line that is one word (a paste that lost its indentation): never the rest of a function name
+_STATEMENTS = frozenset(("raise", "pass", "return", "break", "continue", "yield", "try", "else", "finally"))
+
+
+def _cut_fixed(text: str) -> bool:
+    """A line that cannot end where it does: a frame line cut before its function, the traceback header
+    cut before its colon."""
+    return (_FRAME_HEAD.match(text) is not None and _FRAME_DONE.search(text) is None) or \
+        ("Traceback" in text and TB_START_CUT.match(text) is not None)
+
+
+class Rewrap:
+    """The lines a hard wrap cut (a terminal copy, `fold`, a handler wrapping to the terminal width), whole
+    again: one unit for every kind of line it cuts. The rest of a cut line is the next physical line,
+    without the log's prefix, maybe indented (a handler that indents what it wraps). A wrap cuts every line
+    at one width, so the width of a line whose cut is certain is learned, and a line of that width is cut:
+
+    - a line that cannot end where it does: a frame line (`File "/p/torch/_dy` + `namo/eval_frame.py", line
+      655, in _fn`; `..., li` + `ne 715, in f`), the traceback header (`... call last)` + `:`); certain, at
+      any width;
+    - a frame line at the wrap's width whose rest is the rest of the function name (`in time_w` + `rapper`;
+      before the width is known, a rest no exception type or one-word statement could be: `in _` + `fn`);
+    - any other line at the wrap's width (an exception line, a message, a section); before the width is
+      known, a line whose rest is as wide as it is (both cut at the width: a message over three lines).
+    """
+
+    __slots__ = ("width",)
+
+    def __init__(self) -> None:
+        self.width = 0  # the wrap's width, once a cut showed it
+
+    def may_be_cut(self, line: LogLine) -> bool:
+        """Whether the next line may be this one's rest (a quick test: the line is held until then)."""
+        text = line.text
+        if _cut_fixed(text):
+            return True
+        w = line.width
+        return w >= MIN_WRAP_WIDTH and (w == self.width or not self.width) and bool(text.strip())
+
+    def join(self, head: LogLine, line: LogLine, end: int) -> LogLine | None:
+        """`head` (whose last physical line is line `end`) and its rest `line` as one line (the width of
+        its last piece), or None when `line` is not the rest of `head`."""
+        if line.lineno != end + 1 or line.prefixed or line.rank is not None:
+            return None
+        rest = line.text
+        if rest[:2].isspace():
+            rest = rest.lstrip(" \t")  # the wrap's indentation
+        if not rest or _starts_line(rest):
+            return None
+        text = head.text + rest
+        if _cut_fixed(head.text):
+            if not ((FRAME.match(text) is not None and _FRAME_DONE.search(text) is not None)
+                    or _FRAME_NOFUNC.match(text) is not None or TB_START.match(text) is not None):
+                return None
+            if head.width >= MIN_WRAP_WIDTH:
+                self.width = head.width
+        elif head.width < MIN_WRAP_WIDTH:
+            return None
+        elif FRAME.match(head.text) is not None:
+            if _NAME_REST.match(rest) is None:
+                return None
+            if head.width != self.width:
+                if self.width or rest in _STATEMENTS or _looks_like_exception(rest):
+                    return None
+                self.width = head.width
+        elif head.width != self.width:
+            # the carets under a source line are as wide as it when they run to its end: no cut
+            if self.width or line.width != head.width or _CARET.match(rest) is not None:
+                return None
+            self.width = head.width
+        return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level, head.artifact,
+                       head.record_start, head.logger, head.logged_at, line.width)
+
+
+def _starts_line(text: str) -> bool:
+    """What only ever begins a line of a traceback or a dynamo report, and a paste's elision (`...`): never
+    the rest of a cut line."""
+    stripped = text.strip()
+    return bool(_FRAME_HEAD.match(text) or TB_START.match(text) or USER_CODE.match(text)
+                or stripped in (_CAUSE, _CONTEXT) or _ELISION.match(text))
 
 
 def extract_records(lines: Iterator[LogLine]) -> Iterator[CrashRecord]:
