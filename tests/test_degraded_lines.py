@@ -159,3 +159,73 @@ def test_smart_quoted_wont_convert_is_found_by_both_scan_paths():
     _, slow = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
     assert render(combine([("log", n, fast)])) == render(combine([("log", n, slow)]))
     assert any(d.signature for d in slow), "dynamo's warning is reported"
+
+
+# -- a terminal's hard wrap cuts every kind of line, not only frame lines (traceback.Rewrap) ----------------
+
+def _fatal(tmp_path: Path, text: str) -> list[dict]:
+    log = tmp_path / "paste.log"
+    log.write_text(text)
+    return [d for d in document(run_scan((str(log),), (), audit=False, jobs=1))["diagnoses"] if d["fatal"]]
+
+
+# SGLang 2 ranks (a message cut mid-word: `Dynamic contro` + `l flow ...`), docker, vLLM 0.6, Ray (the
+# exception line cut after its first letter, function names cut: `in compile_inn` + `er`), SGLang 1 rank,
+# plain (`in _` + `fn` before any cut showed the width), vLLM 0.11
+@pytest.mark.parametrize("stem", ["case-0013", "case-0109", "case-0157", "case-0169", "case-0205", "case-0301",
+                                  "case-0433", "case-0133"])
+def test_a_hard_wrapped_crash_is_one_fatal_report_with_its_culprit(tmp_path, stem):
+    label, text = _case(stem)
+    assert label["fragment"] == "wrap"
+    fatal = _fatal(tmp_path, text)
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    want = label["culprit"]
+    got = fatal[0]["culprit"]
+    assert got and got["file"].endswith(want["file_suffix"]) and got["line"] == want["line"]
+
+
+def test_a_message_cut_at_the_wrap_width_is_read_whole():
+    """The exception's message, cut mid-word at the terminal's width, is the message torch printed (the
+    signature's pattern reads it), in the SGLang piecewise-CUDA-graph line and in the traceback's copy."""
+    from crashlens.frame import frame_lines
+    from crashlens.traceback import extract_records
+
+    label, text = _case("case-0013")
+    assert "Dynamic contro\nl flow" in text
+    records = [r for r in extract_records(frame_lines("x", text.splitlines())) if r.chain]
+    messages = [b.message for r in records for b in r.chain if b.message]
+    assert messages and all(m.startswith("Dynamic control flow is not supported at the moment. Please use "
+                                         "functorch.experimental.control_flow.cond") for m in messages)
+
+
+def test_a_traceback_header_and_function_names_cut_by_the_wrap_are_read_whole():
+    """`Traceback (most recent call last)` + `:`, `in compile_inn` + `er`: one traceback from the first line,
+    every frame with its whole function name (case-0433, Ray workers wrapped at 80 columns)."""
+    from crashlens.frame import frame_lines
+    from crashlens.traceback import extract_records
+
+    label, text = _case("case-0433")
+    lines = text.splitlines()
+    assert lines[1] == ":" and "in compile_inn" in text and "\ner\n" in text
+    records = list(extract_records(frame_lines("x", lines)))
+    first = min(records, key=lambda r: r.start_line)
+    assert first.start_line == 1 and first.kind == "traceback"
+    functions = [f.function for b in first.chain for f in b.frames]
+    assert "compile_inner" in functions and "compile_inn" not in functions
+    assert [b.type for b in first.chain] == ["torch._dynamo.exc.TorchRuntimeError"]
+
+
+def _wrapped_cases() -> list[str]:
+    return sorted(p.name[:-len(".json")] for p in CASES.glob("case-*.json")
+                  if json.loads(p.read_text())["fragment"] in ("wrap", "wrap-indent"))
+
+
+@pytest.mark.parametrize("stem", _wrapped_cases())
+def test_hard_wrapped_logs_read_the_same_on_every_path(stem):
+    """A line held for its rest (Rewrap) counts as an open record, so the fast paths feed its rest too: each
+    path gives the per-line path's document, byte for byte."""
+    from test_scale import _all_equal, _every_path
+
+    data = gzip.decompress((CASES / f"{stem}.log.gz").read_bytes())
+    _all_equal(_every_path(data))
+    _all_equal(_every_path(data, 1 << 12))

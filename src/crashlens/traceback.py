@@ -35,6 +35,7 @@ from .evidence import (
     may_be_evidence,
     points_elsewhere,
 )
+from .frame import frame_line
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
 # The fast path (prefilter.py) skips lines that hold none of these while no record is open: every rule
@@ -1324,7 +1325,8 @@ class RecordExtractor:
         self._recent_active: list[str] = []
         self._clock = 0
         self._held: LogLine | None = None  # a line a hard wrap may have cut, waiting for its next (Rewrap)
-        self._held_key: str | None = None  # the stream it would go to
+        # a line that opened a record and may go on on the next line: it, its stream, the stream before it
+        self._opened: tuple[LogLine, str, tuple | None] | None = None
         self._held_end = 0  # the number of its last physical line (a line joined from several)
         self._rewrap = Rewrap()
         self._spilled: list[CrashRecord] = []  # records a flush in close_stream gave, for the next feed
@@ -1392,27 +1394,39 @@ class RecordExtractor:
             return out + self.feed(line)
         out: list[CrashRecord] = []
         end = line.lineno
-        head = self._held
+        head, opened = self._held, self._opened
+        self._held = self._opened = None
         if head is not None:
-            self._held = self._held_key = None
             joined = self._rewrap.join(head, line, self._held_end)
             if joined is None:
                 out = self._feed(head)
             else:
                 end, line = line.lineno, joined  # and it may go on on the next line in turn
-        if self._rewrap.may_be_cut(line):
-            # Held only where the next line reaches this one on every path: inside an open record (there the
-            # fast path feeds every unprefixed line), or where it opens one (the held line counts as an open
-            # record: active_streams); any other line goes on as it is.
-            key = self._route(line)
-            s = self._streams.get(key)
-            if (s is not None and s.active) or first_evidence(line) is not None:
-                self._held, self._held_key, self._held_end = line, key, end
-                return out
-        return out + self._feed(line)
+        elif opened is not None:
+            joined = self._rewrap.join(opened[0], line, self._held_end)
+            if joined is not None:
+                _restore(self._streams[opened[1]], opened[2])  # the record its head opened, opened again whole
+                end, line = line.lineno, joined
+        if not self._rewrap.may_be_cut(line):
+            return out + self._feed(line)
+        # A line whose rest may be the next line. Inside an open record it is held until then (there every
+        # path feeds the next unprefixed line). A line that opens a record is fed now: the record it opened
+        # makes every path feed the next line too, and is opened again with the whole line if that is its
+        # rest. Any other line goes on as it is (the fast path never feeds what follows it).
+        key = self._route(line)
+        s = self._streams.get(key)
+        if s is not None and s.active:
+            self._held, self._held_end = line, end
+            return out
+        saved = _saved(s)
+        out += self._feed(line)
+        s = self._streams.get(key)
+        if s is not None and s.active and s.draft is not None and s.draft.start_line == line.lineno:
+            self._opened, self._held_end = (line, key, saved), end
+        return out
 
     def _flush(self) -> list[CrashRecord]:
-        head, self._held, self._held_key = self._held, None, None
+        head, self._held, self._opened = self._held, None, None
         return self._feed(head) if head is not None else []
 
     def _feed(self, line: LogLine) -> list[CrashRecord]:
@@ -1431,10 +1445,7 @@ class RecordExtractor:
         return out
 
     def active_streams(self) -> list[str]:
-        keys = [k for k, s in self._streams.items() if s.active]
-        if self._held_key is not None and self._held_key not in keys:
-            keys.append(self._held_key)  # a held line opens a record unless its rest joins it
-        return keys
+        return [k for k, s in self._streams.items() if s.active]
 
     def stream_status(self, key: str) -> tuple[int, int, bool] | None:
         """(start line, last line, reached its natural end) of the record open on a stream, if any.
@@ -1466,6 +1477,18 @@ class RecordExtractor:
         return out
 
 
+_STREAM_STATE = ("blank_run", "draft", "fed_at", "last_kind", "nlines", "pending_gb", "prev_kind", "section", "state")
+
+
+def _saved(s: _Stream | None) -> tuple | None:
+    return None if s is None else tuple(getattr(s, a) for a in _STREAM_STATE)
+
+
+def _restore(s: _Stream, saved: tuple | None) -> None:
+    for a, v in zip(_STREAM_STATE, saved if saved is not None else _saved(_Stream(s.name))):
+        setattr(s, a, v)
+
+
 # -- a terminal's hard wrap ------------------------------------------------------------------------------
 MIN_WRAP_WIDTH = 60  # no terminal or viewer wraps narrower
 _FRAME_HEAD = recache.compile(r'^\s*File "')
@@ -1493,6 +1516,8 @@ class Rewrap:
       any width;
     - a frame line at the wrap's width whose rest is the rest of the function name (`in time_w` + `rapper`;
       before the width is known, a rest no exception type or one-word statement could be: `in _` + `fn`);
+    - a line cut inside its log prefix (a long kubectl + vLLM prefix): the prefix runs on in the rest;
+      certain;
     - any other line at the wrap's width (an exception line, a message, a section); before the width is
       known, a line whose rest is as wide as it is (both cut at the width: a message over three lines).
     """
@@ -1518,13 +1543,26 @@ class Rewrap:
         rest = line.text
         if rest[:2].isspace():
             rest = rest.lstrip(" \t")  # the wrap's indentation
-        if not rest or _starts_line(rest):
+        if not rest:
             return None
         text = head.text + rest
+        if head.width >= MIN_WRAP_WIDTH:
+            whole = frame_line(head.source, head.lineno, text)
+            if len(text) - len(whole.text) > len(head.text) and text.endswith(whole.text):
+                # the line's log prefix runs on past the cut (`... ERROR 10-18 10:22:33 [` + `core.py:77]
+                # ...`): certain, whatever the rest holds
+                self.width = head.width
+                return LogLine(head.source, head.lineno, whole.text, head.rank or whole.rank,
+                               head.prefixed or whole.prefixed, whole.level or head.level,
+                               whole.artifact or head.artifact, head.record_start or whole.record_start,
+                               whole.logger or head.logger, whole.logged_at or head.logged_at, line.width)
+        if _starts_line(rest):
+            return None
         if _cut_fixed(head.text):
-            if not ((FRAME.match(text) is not None and _FRAME_DONE.search(text) is not None)
-                    or _FRAME_NOFUNC.match(text) is not None or TB_START.match(text) is not None):
-                return None
+            if not _whole_fixed(text, line.width == head.width >= MIN_WRAP_WIDTH):
+                if rest is line.text or not _whole_fixed(head.text + " " + rest, False):
+                    return None
+                text = head.text + " " + rest  # the wrap's indentation held the blank it cut at
             if head.width >= MIN_WRAP_WIDTH:
                 self.width = head.width
         elif head.width < MIN_WRAP_WIDTH:
@@ -1543,6 +1581,13 @@ class Rewrap:
             self.width = head.width
         return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level, head.artifact,
                        head.record_start, head.logger, head.logged_at, line.width)
+
+
+def _whole_fixed(text: str, cut_again: bool) -> bool:
+    """A frame line or traceback header whole again (or, `cut_again`, still cut: a long path over three
+    lines, its middle at the wrap's width too)."""
+    return (FRAME.match(text) is not None and _FRAME_DONE.search(text) is not None) or \
+        _FRAME_NOFUNC.match(text) is not None or TB_START.match(text) is not None or (cut_again and _cut_fixed(text))
 
 
 def _starts_line(text: str) -> bool:
