@@ -1327,6 +1327,7 @@ class RecordExtractor:
         self._held: LogLine | None = None  # a line a hard wrap may have cut, waiting for its next (Rewrap)
         # a line that opened a record and may go on on the next line: it, its stream, the stream before it
         self._opened: tuple[LogLine, str, tuple | None] | None = None
+        self._prev: LogLine | None = None  # the line before, with a rank or prefix, fed to an idle stream
         self._held_end = 0  # the number of its last physical line (a line joined from several)
         self._rewrap = Rewrap()
         self._spilled: list[CrashRecord] = []  # records a flush in close_stream gave, for the next feed
@@ -1408,7 +1409,7 @@ class RecordExtractor:
                 _restore(self._streams[opened[1]], opened[2])  # the record its head opened, opened again whole
                 end, line = line.lineno, joined
         if not self._rewrap.may_be_cut(line):
-            return out + self._feed(line)
+            return out + self._feed_after(line)
         # A line whose rest may be the next line. Inside an open record it is held until then (there every
         # path feeds the next unprefixed line). A line that opens a record is fed now: the record it opened
         # makes every path feed the next line too, and is opened again with the whole line if that is its
@@ -1419,10 +1420,35 @@ class RecordExtractor:
             self._held, self._held_end = line, end
             return out
         saved = _saved(s)
-        out += self._feed(line)
+        out += self._feed_after(line)
         s = self._streams.get(key)
         if s is not None and s.active and s.draft is not None and s.draft.start_line == line.lineno:
             self._opened, self._held_end = (line, key, saved), end
+        return out
+
+    def _feed_after(self, line: LogLine) -> list[CrashRecord]:
+        """_feed, and a line that opens a record though the line before it (fed to an idle stream, which it
+        left idle) was its head, cut inside its log prefix: the record opened again with the whole line.
+        Every path feeds that head right before it: a skipped line with a rank or prefix is fed before
+        the next line fed (pipeline.scan_located's hint)."""
+        prev, self._prev = self._prev, None
+        if prev is not None and self._rewrap.rest(prev, line, prev.lineno) is not None:
+            key = self._route(line)
+            s = self._streams.get(key)
+            if s is None or not s.active:
+                saved = _saved(s)
+                out = self._feed(line)
+                s = self._streams[key]
+                if s.active and s.draft is not None and s.draft.start_line == line.lineno:
+                    whole = self._rewrap.prefix_join(prev, line, prev.lineno)
+                    if whole is not None:
+                        _restore(s, saved)
+                        out += self._feed(whole)
+                return out
+        out = self._feed(line)
+        if (line.rank is not None or line.prefixed) and line.width >= MIN_WRAP_WIDTH and \
+                not self._streams[self._last].active:
+            self._prev = line
         return out
 
     def _flush(self) -> list[CrashRecord]:
@@ -1522,10 +1548,28 @@ class Rewrap:
       known, a line whose rest is as wide as it is (both cut at the width: a message over three lines).
     """
 
-    __slots__ = ("width",)
+    __slots__ = ("pad", "width")
 
     def __init__(self) -> None:
         self.width = 0  # the wrap's width, once a cut showed it
+        self.pad = 0  # the indentation it puts before each rest (the least seen), once a cut showed it
+
+    def rest(self, head: LogLine, line: LogLine, end: int) -> str | None:
+        """What `line` adds to `head` if it is the next physical line with no prefix of its own (the wrap's
+        indentation dropped: as much as it is known to be, else all); None if it cannot be `head`'s rest."""
+        if line.lineno != end + 1 or line.prefixed or line.rank is not None:
+            return None
+        rest = line.text
+        if rest[:2].isspace():
+            pad = self.pad
+            rest = rest[pad:] if pad and not rest[:pad].strip(" ") else rest.lstrip(" \t")
+        return rest or None
+
+    def _learn(self, head: LogLine, line: LogLine) -> None:
+        self.width = head.width
+        blanks = len(line.text) - len(line.text.lstrip(" "))
+        if blanks >= 2 and (not self.pad or blanks < self.pad):
+            self.pad = blanks
 
     def may_be_cut(self, line: LogLine) -> bool:
         """Whether the next line may be this one's rest (a quick test: the line is held until then)."""
@@ -1535,27 +1579,31 @@ class Rewrap:
         w = line.width
         return w >= MIN_WRAP_WIDTH and (w == self.width or not self.width) and bool(text.strip())
 
+    def prefix_join(self, head: LogLine, line: LogLine, end: int) -> LogLine | None:
+        """`head` and its rest `line` as one line when `head` was cut inside its log prefix (`... ERROR 10-18
+        10:22:33 [` + `core.py:77] ...`): the prefix runs on in the rest, which is certain."""
+        rest = self.rest(head, line, end)
+        if rest is None or head.width < MIN_WRAP_WIDTH:
+            return None
+        text = head.text + rest
+        whole = frame_line(head.source, head.lineno, text)
+        if len(text) - len(whole.text) <= len(head.text) or not text.endswith(whole.text):
+            return None
+        self._learn(head, line)
+        return LogLine(head.source, head.lineno, whole.text, head.rank or whole.rank, head.prefixed or whole.prefixed,
+                       whole.level or head.level, whole.artifact or head.artifact, head.record_start or whole.record_start,
+                       whole.logger or head.logger, whole.logged_at or head.logged_at, line.width)
+
     def join(self, head: LogLine, line: LogLine, end: int) -> LogLine | None:
         """`head` (whose last physical line is line `end`) and its rest `line` as one line (the width of
         its last piece), or None when `line` is not the rest of `head`."""
-        if line.lineno != end + 1 or line.prefixed or line.rank is not None:
-            return None
-        rest = line.text
-        if rest[:2].isspace():
-            rest = rest.lstrip(" \t")  # the wrap's indentation
-        if not rest:
+        rest = self.rest(head, line, end)
+        if rest is None:
             return None
         text = head.text + rest
-        if head.width >= MIN_WRAP_WIDTH:
-            whole = frame_line(head.source, head.lineno, text)
-            if len(text) - len(whole.text) > len(head.text) and text.endswith(whole.text):
-                # the line's log prefix runs on past the cut (`... ERROR 10-18 10:22:33 [` + `core.py:77]
-                # ...`): certain, whatever the rest holds
-                self.width = head.width
-                return LogLine(head.source, head.lineno, whole.text, head.rank or whole.rank,
-                               head.prefixed or whole.prefixed, whole.level or head.level,
-                               whole.artifact or head.artifact, head.record_start or whole.record_start,
-                               whole.logger or head.logger, whole.logged_at or head.logged_at, line.width)
+        whole = self.prefix_join(head, line, end)
+        if whole is not None:
+            return whole
         if _starts_line(rest):
             return None
         if _cut_fixed(head.text):
@@ -1563,22 +1611,21 @@ class Rewrap:
                 if rest is line.text or not _whole_fixed(head.text + " " + rest, False):
                     return None
                 text = head.text + " " + rest  # the wrap's indentation held the blank it cut at
-            if head.width >= MIN_WRAP_WIDTH:
-                self.width = head.width
+            if head.width < MIN_WRAP_WIDTH:
+                return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level,
+                               head.artifact, head.record_start, head.logger, head.logged_at, line.width)
         elif head.width < MIN_WRAP_WIDTH:
             return None
         elif FRAME.match(head.text) is not None:
             if _NAME_REST.match(rest) is None:
                 return None
-            if head.width != self.width:
-                if self.width or rest in _STATEMENTS or _looks_like_exception(rest):
-                    return None
-                self.width = head.width
+            if head.width != self.width and (self.width or rest in _STATEMENTS or _looks_like_exception(rest)):
+                return None
         elif head.width != self.width:
             # the carets under a source line are as wide as it when they run to its end: no cut
             if self.width or line.width != head.width or _CARET.match(rest) is not None:
                 return None
-            self.width = head.width
+        self._learn(head, line)
         return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level, head.artifact,
                        head.record_start, head.logger, head.logged_at, line.width)
 
