@@ -184,6 +184,39 @@ def test_a_hard_wrapped_crash_is_one_fatal_report_with_its_culprit(tmp_path, ste
     assert got and got["file"].endswith(want["file_suffix"]) and got["line"] == want["line"]
 
 
+# `kubectl logs --prefix` over vLLM 0.11's prefix: ~120 columns of prefix, so at 80/100 columns every line is
+# cut inside it (`... (Worker_TP1 pid=26615) ERROR 10-18 10:22:33 [` + `multiproc_executor.py:671] Traceback ...`),
+# wrapped and wrapped-indented (the blank the wrap cut at kept: `..., line` + `   13, in quantized_linear`)
+@pytest.mark.parametrize("stem", ["case-0049", "case-0313", "case-0445", "case-0110", "case-0242", "case-0374"])
+def test_lines_cut_inside_their_log_prefix_are_read_whole(tmp_path, stem):
+    label, text = _case(stem)
+    assert label["framing"] == "kubectl" and label["fragment"].startswith("wrap")
+    _assert_culprit(tmp_path, stem, label["fragment"])
+
+
+def test_a_logged_graph_break_whose_glog_prefix_the_wrap_cut_is_a_finding_not_a_crash(tmp_path):
+    """Ray over torch's glog (`... torch/_dynamo/symbolic_convert.py:5` + `    34] [0/0] [__graph_breaks] ...`):
+    the graph_breaks logger's lines, once whole, are a logged graph break of a run that went on."""
+    label, text = _case("case-0098")
+    assert label["fragment"] == "wrap-indent" and not label["is_dynamo_failure"]
+    log = tmp_path / "paste.log"
+    log.write_text(text)
+    diags = document(run_scan((str(log),), (), audit=False, jobs=1))["diagnoses"]
+    assert diags and not any(d["fatal"] for d in diags)
+    assert diags[0]["signature"].startswith("compiler-disable")
+
+
+def test_the_blank_a_wrap_indent_cut_at_is_kept(tmp_path):
+    """A handler that indents what it wraps (8 blanks here): a rest that starts with a ninth blank is the
+    message's own (`recompilations,` + `         enable`); pytest's summary line and the traceback then
+    hold one message, one report (case-0254). Dropping every leading blank made the joined summary line read
+    `recompilations,enable`: two messages, two reports."""
+    label, text = _case("case-0254")
+    assert "recompilations,\n         enable" in text
+    fatal = _fatal(tmp_path, text)
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+
+
 def test_a_message_cut_at_the_wrap_width_is_read_whole():
     """The exception's message, cut mid-word at the terminal's width, is the message torch printed (the
     signature's pattern reads it), in the SGLang piecewise-CUDA-graph line and in the traceback's copy."""
