@@ -1406,7 +1406,7 @@ class RecordExtractor:
         elif opened is not None:
             joined = self._rewrap.join(opened[0], line, self._held_end)
             if joined is not None:
-                _restore(self._streams[opened[1]], opened[2])  # the record its head opened, opened again whole
+                _restore(self._streams[opened[1]], opened[2])  # the record its head opened, opened again
                 end, line = line.lineno, joined
         if not self._rewrap.may_be_cut(line):
             return out + self._feed_after(line)
@@ -1503,7 +1503,8 @@ class RecordExtractor:
         return out
 
 
-_STREAM_STATE = ("blank_run", "draft", "fed_at", "last_kind", "nlines", "pending_gb", "prev_kind", "section", "state")
+_STREAM_STATE = ("blank_run", "draft", "fed_at", "last_kind", "nlines", "pending_gb", "prev_kind", "section",
+                 "state")
 
 
 def _saved(s: _Stream | None) -> tuple | None:
@@ -1519,7 +1520,8 @@ def _restore(s: _Stream, saved: tuple | None) -> None:
 MIN_WRAP_WIDTH = 60  # no terminal or viewer wraps narrower
 _FRAME_HEAD = recache.compile(r'^\s*File "')
 _FRAME_DONE = recache.compile(r'", line \d+, in \S')
-_NAME_REST = recache.compile(r"^[\w.<>-]+$")  # the rest of a function name (`time_w` + `rapper`, `<mod` + `ule>`)
+# the rest of a function name (`time_w` + `rapper`, `<mod` + `ule>`)
+_NAME_REST = recache.compile(r"^[\w.<>-]+$")
 # a source line that is one word (a paste that lost its indentation): never the rest of a function name
 _STATEMENTS = frozenset(("raise", "pass", "return", "break", "continue", "yield", "try", "else", "finally"))
 
@@ -1590,9 +1592,10 @@ class Rewrap:
         if len(text) - len(whole.text) <= len(head.text) or not text.endswith(whole.text):
             return None
         self._learn(head, line)
-        return LogLine(head.source, head.lineno, whole.text, head.rank or whole.rank, head.prefixed or whole.prefixed,
-                       whole.level or head.level, whole.artifact or head.artifact, head.record_start or whole.record_start,
-                       whole.logger or head.logger, whole.logged_at or head.logged_at, line.width)
+        return LogLine(head.source, head.lineno, whole.text, head.rank or whole.rank,
+                       head.prefixed or whole.prefixed, whole.level or head.level, whole.artifact or head.artifact,
+                       head.record_start or whole.record_start, whole.logger or head.logger,
+                       whole.logged_at or head.logged_at, line.width)
 
     def join(self, head: LogLine, line: LogLine, end: int) -> LogLine | None:
         """`head` (whose last physical line is line `end`) and its rest `line` as one line (the width of
