@@ -1416,9 +1416,10 @@ class RecordExtractor:
         # rest. Any other line goes on as it is (the fast path never feeds what follows it).
         key = self._route(line)
         s = self._streams.get(key)
-        if s is not None and s.active:
+        if s is not None and s.active and not s.at_natural_end():
             self._held, self._held_end = line, end
             return out
+        # (a record at its natural end is not held open by a line that may end it: watch mode reports it now)
         saved = _saved(s)
         out += self._feed_after(line)
         s = self._streams.get(key)
@@ -1478,11 +1479,20 @@ class RecordExtractor:
 
         A record reaches its natural end at its dynamo trailer, or, for a plain traceback, at its
         exception line; later lines could still extend it (a chain), which is why it stays open."""
+        if self._held is not None and self._route(self._held) == key:
+            # asked while its line waits for a rest (watch mode: the stream went quiet): it is not coming now
+            self._spilled.extend(self._flush())
         s = self._streams.get(key)
         if s is None or s.draft is None:
             return None
         d = s.draft
         return d.start_line, d.end_line or d.start_line, s.at_natural_end()
+
+    def take_spilled(self) -> list[CrashRecord]:
+        """The records a flush of a held line ended (stream_status, close_stream), for a caller that feeds no
+        more lines now (watch mode): in log order, before the record close_stream ends."""
+        out, self._spilled = self._spilled, []
+        return out
 
     def close_stream(self, key: str, complete: bool | None = None) -> CrashRecord | None:
         """End the record open on a stream now (watch mode: the rank went quiet). complete=None decides
