@@ -262,3 +262,14 @@ def test_hard_wrapped_logs_read_the_same_on_every_path(stem):
     data = gzip.decompress((CASES / f"{stem}.log.gz").read_bytes())
     _all_equal(_every_path(data))
     _all_equal(_every_path(data, 1 << 12))
+
+
+def test_a_copy_cut_before_the_wrap_width_was_known_is_the_whole_copys(tmp_path):
+    """SGLang 2 ranks, wrapped and indented: TP0's `Piecewise CUDA Graph failed with error: torch._dynamo.` is
+    cut before any certain cut showed the wrap's width, TP1's copy is read whole: one crash, one report, with
+    the whole message (case-0206)."""
+    label, text = _case("case-0206")
+    assert label["fragment"] == "wrap-indent" and "error: torch._dynamo.\n" in text
+    fatal = _fatal(tmp_path, text)
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    assert fatal[0]["exception"]["message"] == "torch._dynamo.config.ignore_logging_functions does not exist"
