@@ -159,3 +159,117 @@ def test_smart_quoted_wont_convert_is_found_by_both_scan_paths():
     _, slow = scan_lines("log", iter_lines(io.BytesIO(data)), cat)
     assert render(combine([("log", n, fast)])) == render(combine([("log", n, slow)]))
     assert any(d.signature for d in slow), "dynamo's warning is reported"
+
+
+# -- a terminal's hard wrap cuts every kind of line, not only frame lines (traceback.Rewrap) ----------------
+
+def _fatal(tmp_path: Path, text: str) -> list[dict]:
+    log = tmp_path / "paste.log"
+    log.write_text(text)
+    return [d for d in document(run_scan((str(log),), (), audit=False, jobs=1))["diagnoses"] if d["fatal"]]
+
+
+# SGLang 2 ranks (a message cut mid-word: `Dynamic contro` + `l flow ...`), docker, vLLM 0.6, Ray (the
+# exception line cut after its first letter, function names cut: `in compile_inn` + `er`), SGLang 1 rank,
+# plain (`in _` + `fn` before any cut showed the width), vLLM 0.11
+@pytest.mark.parametrize("stem", ["case-0013", "case-0109", "case-0157", "case-0169", "case-0205", "case-0301",
+                                  "case-0433", "case-0133"])
+def test_a_hard_wrapped_crash_is_one_fatal_report_with_its_culprit(tmp_path, stem):
+    label, text = _case(stem)
+    assert label["fragment"] == "wrap"
+    fatal = _fatal(tmp_path, text)
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    want = label["culprit"]
+    got = fatal[0]["culprit"]
+    assert got and got["file"].endswith(want["file_suffix"]) and got["line"] == want["line"]
+
+
+# `kubectl logs --prefix` over vLLM 0.11's prefix: ~120 columns of prefix, so at 80/100 columns every line is
+# cut inside it (`... (Worker_TP1 pid=26615) ERROR 10-18 10:22:33 [` + `multiproc_executor.py:671] Traceback ...`),
+# wrapped and wrapped-indented (the blank the wrap cut at kept: `..., line` + `   13, in quantized_linear`)
+@pytest.mark.parametrize("stem", ["case-0049", "case-0313", "case-0445", "case-0110", "case-0242", "case-0374"])
+def test_lines_cut_inside_their_log_prefix_are_read_whole(tmp_path, stem):
+    label, text = _case(stem)
+    assert label["framing"] == "kubectl" and label["fragment"].startswith("wrap")
+    _assert_culprit(tmp_path, stem, label["fragment"])
+
+
+def test_a_logged_graph_break_whose_glog_prefix_the_wrap_cut_is_a_finding_not_a_crash(tmp_path):
+    """Ray over torch's glog (`... torch/_dynamo/symbolic_convert.py:5` + `    34] [0/0] [__graph_breaks] ...`):
+    the graph_breaks logger's lines, once whole, are a logged graph break of a run that went on."""
+    label, text = _case("case-0098")
+    assert label["fragment"] == "wrap-indent" and not label["is_dynamo_failure"]
+    log = tmp_path / "paste.log"
+    log.write_text(text)
+    diags = document(run_scan((str(log),), (), audit=False, jobs=1))["diagnoses"]
+    assert diags and not any(d["fatal"] for d in diags)
+    assert diags[0]["signature"].startswith("compiler-disable")
+
+
+def test_the_blank_a_wrap_indent_cut_at_is_kept(tmp_path):
+    """A handler that indents what it wraps (8 blanks here): a rest that starts with a ninth blank is the
+    message's own (`recompilations,` + `         enable`); pytest's summary line and the traceback then
+    hold one message, one report (case-0254). Dropping every leading blank made the joined summary line read
+    `recompilations,enable`: two messages, two reports."""
+    label, text = _case("case-0254")
+    assert "recompilations,\n         enable" in text
+    fatal = _fatal(tmp_path, text)
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+
+
+def test_a_message_cut_at_the_wrap_width_is_read_whole():
+    """The exception's message, cut mid-word at the terminal's width, is the message torch printed (the
+    signature's pattern reads it), in the SGLang piecewise-CUDA-graph line and in the traceback's copy."""
+    from crashlens.frame import frame_lines
+    from crashlens.traceback import extract_records
+
+    label, text = _case("case-0013")
+    assert "Dynamic contro\nl flow" in text
+    records = [r for r in extract_records(frame_lines("x", text.splitlines())) if r.chain]
+    messages = [b.message for r in records for b in r.chain if b.message]
+    assert messages and all(m.startswith("Dynamic control flow is not supported at the moment. Please use "
+                                         "functorch.experimental.control_flow.cond") for m in messages)
+
+
+def test_a_traceback_header_and_function_names_cut_by_the_wrap_are_read_whole():
+    """`Traceback (most recent call last)` + `:`, `in compile_inn` + `er`: one traceback from the first line,
+    every frame with its whole function name (case-0433, Ray workers wrapped at 80 columns)."""
+    from crashlens.frame import frame_lines
+    from crashlens.traceback import extract_records
+
+    label, text = _case("case-0433")
+    lines = text.splitlines()
+    assert lines[1] == ":" and "in compile_inn" in text and "\ner\n" in text
+    records = list(extract_records(frame_lines("x", lines)))
+    first = min(records, key=lambda r: r.start_line)
+    assert first.start_line == 1 and first.kind == "traceback"
+    functions = [f.function for b in first.chain for f in b.frames]
+    assert "compile_inner" in functions and "compile_inn" not in functions
+    assert [b.type for b in first.chain] == ["torch._dynamo.exc.TorchRuntimeError"]
+
+
+def _wrapped_cases() -> list[str]:
+    return sorted(p.name[:-len(".json")] for p in CASES.glob("case-*.json")
+                  if json.loads(p.read_text())["fragment"] in ("wrap", "wrap-indent"))
+
+
+@pytest.mark.parametrize("stem", _wrapped_cases())
+def test_hard_wrapped_logs_read_the_same_on_every_path(stem):
+    """A line held for its rest (Rewrap) counts as an open record, so the fast paths feed its rest too: each
+    path gives the per-line path's document, byte for byte."""
+    from test_scale import _all_equal, _every_path
+
+    data = gzip.decompress((CASES / f"{stem}.log.gz").read_bytes())
+    _all_equal(_every_path(data))
+    _all_equal(_every_path(data, 1 << 12))
+
+
+def test_a_copy_cut_before_the_wrap_width_was_known_is_the_whole_copys(tmp_path):
+    """SGLang 2 ranks, wrapped and indented: TP0's `Piecewise CUDA Graph failed with error: torch._dynamo.` is
+    cut before any certain cut showed the wrap's width, TP1's copy is read whole: one crash, one report, with
+    the whole message (case-0206)."""
+    label, text = _case("case-0206")
+    assert label["fragment"] == "wrap-indent" and "error: torch._dynamo.\n" in text
+    fatal = _fatal(tmp_path, text)
+    assert len(fatal) == 1, [(d["signature"], d["exception"]) for d in fatal]
+    assert fatal[0]["exception"]["message"] == "torch._dynamo.config.ignore_logging_functions does not exist"

@@ -996,7 +996,9 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
                 untyped and e.exception[1].strip() == d.exception[1].strip()):
             continue
         ours, theirs = _copy_rank(d), _copy_rank(e)
-        if theirs < ours or (theirs == ours and (e.chain != d.chain or d.culprit is None or (
+        # of two copies alike, one whose message is cut short (a hard wrap kept its break) is the other's
+        cut_short = len(d.exception[1].strip()) < len(e.exception[1].strip())
+        if theirs < ours or (theirs == ours and not cut_short and (e.chain != d.chain or d.culprit is None or (
                 e.confidence, -e.occurrences[0].line) <= (d.confidence, -d.occurrences[0].line))):
             continue
         if mine is not None and mine not in {(f.file, f.line) for f in e.chain} and (

@@ -62,6 +62,10 @@ USER_CODE = recache.compile(r"^\s*from user code:\s*$")
 # A frame line a terminal or viewer wrapped at its width: `File "/p/convert_frame.py", li` (the rest, `ne 715, in
 # compile_inner`, on the next line without the line prefix), or cut inside the path. Tried after FRAME.
 FRAME_CUT = recache.compile(r'^\s*File "[^"]*(?:"(?:,[ \w,]*)?)?$')
+# The traceback header cut the same way (`Traceback (most recent call last)`, its `:` on the next line).
+TB_START_CUT = recache.compile(
+    r"^(?P<lead>.*?)Traceback \("
+    + "".join(f"(?:{re.escape(c)}" for c in "most recent call last)") + ")?" * len("most recent call last)") + "$")
 # IPython / Jupyter tracebacks (Colab pastes): a header naming the type, frames as `File PATH:LINE, in
 # QUALNAME(ARGS)` or `Cell In[5], line 3`, each followed by numbered source lines, `-->` at the one running.
 _IPY_HEADER = recache.compile(r"^\s*(?P<lead>)(?P<type>[A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)\s*$")
@@ -200,6 +204,8 @@ RULES: tuple[Rule, ...] = (
     Rule("frame", (b"File ",), FRAME, first=" \tF"),
     Rule("frame-cut", (b"File ",), FRAME_CUT, first=" \tF"),  # ... whose first frame line was wrapped
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
+    # a traceback whose header was wrapped (after ipython-header: IPython's has no colon)
+    Rule("traceback-cut", (b"Traceback",), TB_START_CUT),
     Rule("ipython-frame", (b"File /", b"File ~", b"File <", b"Cell In"), IPY_FRAME, first="FC"),
     Rule("pytest-frame", (b": in ",), PYTEST_FRAME),
     Rule("call-stack", (b"This call originates from:",), recache.compile(r"^This call originates from:")),

@@ -182,6 +182,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     text = strip_controls(raw)
     if not text.isascii():
         text = text.translate(_TYPOGRAPHIC_QUOTES)
+    width = len(text)
     rank: str | None = None
     level: str | None = None
     artifact: str | None = None
@@ -239,7 +240,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
             text = text[: dedup.start()]
     if "](" in text:
         text = _MD_LINK.sub(r"\1", text)
-    return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger, logged_at)
+    return LogLine(source, lineno, text, rank, prefixed, level, artifact, record_start, logger, logged_at, width)
 
 
 # A path rendered as a markdown link by the notebook that printed it (VS Code Jupyter, Colab):
@@ -292,6 +293,8 @@ def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
             continue
         out.append(_with_text(line, escaped[0]))
         out.extend(frame_line(source, lineno, part) for part in escaped[1:])
+    if len(out) > 1:  # pieces of one physical line: no piece ends where a wrap cut
+        out = [_with_text(line, line.text, 0) for line in out]
     return out
 
 
@@ -447,9 +450,9 @@ def _split_line_starts(text: str) -> list[str]:
     return [text[a:b].rstrip(" \t") for a, b in zip(bounds, bounds[1:])]
 
 
-def _with_text(line: LogLine, text: str) -> LogLine:
+def _with_text(line: LogLine, text: str, width: int | None = None) -> LogLine:
     return LogLine(line.source, line.lineno, text, line.rank, line.prefixed, line.level, line.artifact,
-                   line.record_start, line.logger, line.logged_at)
+                   line.record_start, line.logger, line.logged_at, line.width if width is None else width)
 
 
 _OUTER_EXCEPTION = recache.compile(r"(?:Error|Exception|Warning)\b")

@@ -144,7 +144,7 @@ class SourceSession:
     def flush_stream(self, key: str, complete: bool | None = None) -> list[Diagnosis]:
         """End the record open on a rank stream (it went quiet); complete=None: as finish() decides."""
         rec = self.extractor.close_stream(key, complete)
-        return self._diagnose([rec]) if rec is not None else []
+        return self._diagnose(self.extractor.take_spilled() + ([rec] if rec is not None else []))
 
     def _diagnose(self, records: Iterable[CrashRecord]) -> list[Diagnosis]:
         out = []

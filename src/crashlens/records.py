@@ -25,6 +25,9 @@ class LogLine:
     record_start: bool = False  # the prefix is printed once per record (SGLang), so this line starts one
     logger: str | None = None  # the logger a Python-logging prefix names (`ERROR:torch._dynamo.x:`)
     logged_at: str | None = None  # the file a glog prefix names (`W1201 ... torch/_dynamo/convert_frame.py:1280]`)
+    # characters of the physical line it was (controls stripped, prefixes kept): a terminal's hard wrap cuts
+    # lines at one width (traceback.Rewrap); 0 for a piece of a physical line that held several
+    width: int = 0
 
 
 @dataclass(frozen=True, slots=True)

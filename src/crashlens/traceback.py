@@ -14,6 +14,7 @@ from .evidence import (
     EXC_LEADING,
     FRAME,
     FRAME_CUT,
+    TB_START_CUT,
     GB_HEADER,
     GUARD_ERROR,
     IPY_FRAME,
@@ -34,6 +35,7 @@ from .evidence import (
     may_be_evidence,
     points_elsewhere,
 )
+from .frame import frame_line
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
 # The fast path (prefilter.py) skips lines that hold none of these while no record is open: every rule
@@ -45,11 +47,6 @@ MAX_CHAIN = 32
 MAX_TRACKED_LINES = 5000
 
 _FRAME_NOFUNC = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)\s*$')
-# A frame line that a hard wrap cut (a terminal copy, `fold`, a handler wrapping to the terminal width):
-# `File "/usr/lib/python3.11/site-packages/torch/_dy` with the rest, `namo/eval_frame.py", line 655, in _fn`,
-# on the next physical line, unprefixed and maybe indented.
-_FRAME_HEAD = recache.compile(r'^\s*File "')
-_FRAME_DONE = recache.compile(r'", line \d+, in \S')
 _COLLAPSED_FRAMES = recache.compile(r"^\d+ frames$")  # Colab folds library frames into one such line
 _CARET = recache.compile(r"^\s*[\^~]+\s*$")
 _CAUSE = "The above exception was the direct cause of the following exception:"
@@ -253,7 +250,6 @@ class _Stream:
         "prev_kind",
         "section",
         "state",
-        "wrapped",
     )
 
     def __init__(self, name: str) -> None:
@@ -267,7 +263,6 @@ class _Stream:
         self.state = IDLE
         self.blank_run = 0
         self.section: str | None = None  # which dynamo section continuation lines extend
-        self.wrapped: str | None = None  # a frame line wrapped at a terminal's width, until its next line
 
     @property
     def active(self) -> bool:
@@ -301,8 +296,6 @@ class _Stream:
         d = self.draft
         if st == IDLE or d is None:
             return 0
-        if self.wrapped is not None and _unwrapped_frame(self.wrapped, text) is not None:
-            return 2  # the rest of the frame line the terminal wrapped
         stripped = text.strip()
         if _ELISION.match(text):
             return 1
@@ -567,12 +560,6 @@ class _Stream:
         if done is not None:
             return done
         text = line.text
-        if self.wrapped is not None:
-            fm = _unwrapped_frame(self.wrapped, text)
-            self.wrapped = None
-            if fm is not None:
-                self._add_frame(d.block().frames, fm)
-                return True
         stripped = text.strip()
         fm = FRAME.match(text) or _FRAME_NOFUNC.match(text) or IPY_FRAME.match(text) or \
             (d.ipython and IPY_OLD_FRAME.match(stripped) or None) or (d.pytest and PYTEST_FRAME.match(text) or None)
@@ -583,8 +570,7 @@ class _Stream:
             self.blank_run += 1
             return True
         if FRAME_CUT.match(text):
-            self.wrapped = text  # its rest is the next line
-            return True
+            return True  # a frame line cut by a wrap whose rest did not follow (Rewrap): no frame to read
         if d.ipython and stripped.startswith(("->", "-->")) or d.ipython and IPY_SOURCE.match(text):
             self._add_source(d.block().frames, text)
             return True
@@ -799,10 +785,9 @@ class _Stream:
         return True
 
     def _open_frame_cut(self, line: LogLine, m: re.Match[str]) -> bool:
-        # A traceback cut above a frame line that a terminal wrapped: the record opens, the frame is
-        # read with the next line (_traceback).
+        # A traceback cut above a frame line that a terminal wrapped, its rest not on the next line (a
+        # rest that is was joined to it by Rewrap): the record opens, with no frame to read.
         self._open(_tb_kind(line), line, TB).new_block()
-        self.wrapped = line.text
         return True
 
     def _open_call_stack(self, line: LogLine, m: re.Match[str]) -> bool:
@@ -1261,15 +1246,6 @@ def _clean_lead(lead: str | None) -> str | None:
     return lead or None
 
 
-def _unwrapped_frame(head: str, rest: str) -> re.Match[str] | None:
-    """A wrapped frame line put back together: `File "/p/x.py", li` + `ne 715, in f` (a terminal cuts at its
-    width, so the rest carries no prefix and may start with the blank it was cut at)."""
-    if not rest or rest.lstrip().startswith(("File ", "Traceback")):
-        return None
-    joined = head + rest
-    return FRAME.match(joined) or _FRAME_NOFUNC.match(joined)
-
-
 # What a line means in each state of an open record.
 _STATES = {
     TB: _Stream._traceback,
@@ -1287,6 +1263,7 @@ _OPENERS = {
     "traceback": _Stream._open_traceback,
     "frame": _Stream._open_frame,
     "frame-cut": _Stream._open_frame_cut,
+    "traceback-cut": _Stream._open_traceback,
     "ipython-header": _Stream._open_ipython,
     "ipython-frame": _Stream._open_frame,
     "pytest-frame": _Stream._open_frame,
@@ -1347,7 +1324,12 @@ class RecordExtractor:
         self._last: str = ""
         self._recent_active: list[str] = []
         self._clock = 0
-        self._held: LogLine | None = None  # a frame line cut by a hard wrap, waiting for its rest
+        self._held: LogLine | None = None  # a line a hard wrap may have cut, waiting for its next (Rewrap)
+        # a line that opened a record and may go on on the next line: it, its stream, the stream before it
+        self._opened: tuple[LogLine, str, tuple | None] | None = None
+        self._prev: LogLine | None = None  # the line before, with a rank or prefix, fed to an idle stream
+        self._held_end = 0  # the number of its last physical line (a line joined from several)
+        self._rewrap = Rewrap()
         self._spilled: list[CrashRecord] = []  # records a flush in close_stream gave, for the next feed
 
     def _stream(self, key: str) -> _Stream:
@@ -1411,24 +1393,67 @@ class RecordExtractor:
         if self._spilled:
             out, self._spilled = self._spilled, []
             return out + self.feed(line)
-        head = self._held
+        out: list[CrashRecord] = []
+        end = line.lineno
+        head, opened = self._held, self._opened
+        self._held = self._opened = None
         if head is not None:
-            self._held = None
-            joined = _join_wrapped_frame(head, line)
+            joined = self._rewrap.join(head, line, self._held_end)
+            if joined is None:
+                out = self._feed(head)
+            else:
+                end, line = line.lineno, joined  # and it may go on on the next line in turn
+        elif opened is not None:
+            joined = self._rewrap.join(opened[0], line, self._held_end)
             if joined is not None:
-                return self._feed(joined)
-            return self._feed(head) + self.feed(line)
-        if _FRAME_HEAD.match(line.text) and _FRAME_DONE.search(line.text) is None:
-            # Held only inside an open traceback: there the fast path feeds every unprefixed line, so the
-            # rest arrives next on both paths; an idle stream's line goes on as before.
-            s = self._streams.get(self._route(line))
-            if s is not None and s.state in (TB, USER):
-                self._held = line
-                return []
-        return self._feed(line)
+                _restore(self._streams[opened[1]], opened[2])  # the record its head opened, opened again
+                end, line = line.lineno, joined
+        if not self._rewrap.may_be_cut(line):
+            return out + self._feed_after(line)
+        # A line whose rest may be the next line. Inside an open record it is held until then (there every
+        # path feeds the next unprefixed line). A line that opens a record is fed now: the record it opened
+        # makes every path feed the next line too, and is opened again with the whole line if that is its
+        # rest. Any other line goes on as it is (the fast path never feeds what follows it).
+        key = self._route(line)
+        s = self._streams.get(key)
+        if s is not None and s.active and not s.at_natural_end():
+            self._held, self._held_end = line, end
+            return out
+        # (a record at its natural end is not held open by a line that may end it: watch mode reports it now)
+        saved = _saved(s)
+        out += self._feed_after(line)
+        s = self._streams.get(key)
+        if s is not None and s.active and s.draft is not None and s.draft.start_line == line.lineno:
+            self._opened, self._held_end = (line, key, saved), end
+        return out
+
+    def _feed_after(self, line: LogLine) -> list[CrashRecord]:
+        """_feed, and a line that opens a record though the line before it (fed to an idle stream, which it
+        left idle) was its head, cut inside its log prefix: the record opened again with the whole line.
+        Every path feeds that head right before it: a skipped line with a rank or prefix is fed before
+        the next line fed (pipeline.scan_located's hint)."""
+        prev, self._prev = self._prev, None
+        if prev is not None and self._rewrap.rest(prev, line, prev.lineno) is not None:
+            key = self._route(line)
+            s = self._streams.get(key)
+            if s is None or not s.active:
+                saved = _saved(s)
+                out = self._feed(line)
+                s = self._streams[key]
+                if s.active and s.draft is not None and s.draft.start_line == line.lineno:
+                    whole = self._rewrap.prefix_join(prev, line, prev.lineno)
+                    if whole is not None:
+                        _restore(s, saved)
+                        out += self._feed(whole)
+                return out
+        out = self._feed(line)
+        if (line.rank is not None or line.prefixed) and line.width >= MIN_WRAP_WIDTH and \
+                not self._streams[self._last].active:
+            self._prev = line
+        return out
 
     def _flush(self) -> list[CrashRecord]:
-        head, self._held = self._held, None
+        head, self._held, self._opened = self._held, None, None
         return self._feed(head) if head is not None else []
 
     def _feed(self, line: LogLine) -> list[CrashRecord]:
@@ -1454,11 +1479,20 @@ class RecordExtractor:
 
         A record reaches its natural end at its dynamo trailer, or, for a plain traceback, at its
         exception line; later lines could still extend it (a chain), which is why it stays open."""
+        if self._held is not None and self._route(self._held) == key:
+            # asked while its line waits for a rest (watch mode: the stream went quiet): it is not coming now
+            self._spilled.extend(self._flush())
         s = self._streams.get(key)
         if s is None or s.draft is None:
             return None
         d = s.draft
         return d.start_line, d.end_line or d.start_line, s.at_natural_end()
+
+    def take_spilled(self) -> list[CrashRecord]:
+        """The records a flush of a held line ended (stream_status, close_stream), for a caller that feeds no
+        more lines now (watch mode): in log order, before the record close_stream ends."""
+        out, self._spilled = self._spilled, []
+        return out
 
     def close_stream(self, key: str, complete: bool | None = None) -> CrashRecord | None:
         """End the record open on a stream now (watch mode: the rank went quiet). complete=None decides
@@ -1479,19 +1513,149 @@ class RecordExtractor:
         return out
 
 
-def _join_wrapped_frame(head: LogLine, line: LogLine) -> LogLine | None:
-    """The frame line a hard wrap cut in two, whole again: `line` must be the next physical line,
-    unprefixed, and make `head` a complete frame (its indentation, if the wrap indented it, dropped)."""
-    if line.lineno != head.lineno + 1 or line.prefixed or line.rank is not None:
-        return None
-    rest = line.text
-    if rest[:2].isspace():
-        rest = rest.lstrip(" \t")
-    text = head.text + rest
-    if FRAME.match(text) is None or _FRAME_DONE.search(text) is None:
-        return None
-    return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level, head.artifact,
-                   head.record_start, head.logger, head.logged_at)
+_STREAM_STATE = ("blank_run", "draft", "fed_at", "last_kind", "nlines", "pending_gb", "prev_kind", "section",
+                 "state")
+
+
+def _saved(s: _Stream | None) -> tuple | None:
+    return None if s is None else tuple(getattr(s, a) for a in _STREAM_STATE)
+
+
+def _restore(s: _Stream, saved: tuple | None) -> None:
+    for a, v in zip(_STREAM_STATE, saved if saved is not None else _saved(_Stream(s.name))):
+        setattr(s, a, v)
+
+
+# -- a terminal's hard wrap ------------------------------------------------------------------------------
+MIN_WRAP_WIDTH = 60  # no terminal or viewer wraps narrower
+_FRAME_HEAD = recache.compile(r'^\s*File "')
+_FRAME_DONE = recache.compile(r'", line \d+, in \S')
+# the rest of a function name (`time_w` + `rapper`, `<mod` + `ule>`)
+_NAME_REST = recache.compile(r"^[\w.<>-]+$")
+# a source line that is one word (a paste that lost its indentation): never the rest of a function name
+_STATEMENTS = frozenset(("raise", "pass", "return", "break", "continue", "yield", "try", "else", "finally"))
+
+
+def _cut_fixed(text: str) -> bool:
+    """A line that cannot end where it does: a frame line cut before its function, the traceback header
+    cut before its colon."""
+    return (_FRAME_HEAD.match(text) is not None and _FRAME_DONE.search(text) is None) or \
+        ("Traceback" in text and TB_START_CUT.match(text) is not None)
+
+
+class Rewrap:
+    """The lines a hard wrap cut (a terminal copy, `fold`, a handler wrapping to the terminal width), whole
+    again: one unit for every kind of line it cuts. The rest of a cut line is the next physical line,
+    without the log's prefix, maybe indented (a handler that indents what it wraps). A wrap cuts every line
+    at one width, so the width of a line whose cut is certain is learned, and a line of that width is cut:
+
+    - a line that cannot end where it does: a frame line (`File "/p/torch/_dy` + `namo/eval_frame.py", line
+      655, in _fn`; `..., li` + `ne 715, in f`), the traceback header (`... call last)` + `:`); certain, at
+      any width;
+    - a frame line at the wrap's width whose rest is the rest of the function name (`in time_w` + `rapper`;
+      before the width is known, a rest no exception type or one-word statement could be: `in _` + `fn`);
+    - a line cut inside its log prefix (a long kubectl + vLLM prefix): the prefix runs on in the rest;
+      certain;
+    - any other line at the wrap's width (an exception line, a message, a section); before the width is
+      known, a line whose rest is as wide as it is (both cut at the width: a message over three lines).
+    """
+
+    __slots__ = ("pad", "width")
+
+    def __init__(self) -> None:
+        self.width = 0  # the wrap's width, once a cut showed it
+        self.pad = 0  # the indentation it puts before each rest (the least seen), once a cut showed it
+
+    def rest(self, head: LogLine, line: LogLine, end: int) -> str | None:
+        """What `line` adds to `head` if it is the next physical line with no prefix of its own (the wrap's
+        indentation dropped: as much as it is known to be, else all); None if it cannot be `head`'s rest."""
+        if line.lineno != end + 1 or line.prefixed or line.rank is not None:
+            return None
+        rest = line.text
+        if rest[:2].isspace():
+            pad = self.pad
+            rest = rest[pad:] if pad and not rest[:pad].strip(" ") else rest.lstrip(" \t")
+        return rest or None
+
+    def _learn(self, head: LogLine, line: LogLine) -> None:
+        self.width = head.width
+        blanks = len(line.text) - len(line.text.lstrip(" "))
+        if blanks >= 2 and (not self.pad or blanks < self.pad):
+            self.pad = blanks
+
+    def may_be_cut(self, line: LogLine) -> bool:
+        """Whether the next line may be this one's rest (a quick test: the line is held until then)."""
+        text = line.text
+        if _cut_fixed(text):
+            return True
+        w = line.width
+        return w >= MIN_WRAP_WIDTH and (w == self.width or not self.width) and bool(text.strip())
+
+    def prefix_join(self, head: LogLine, line: LogLine, end: int) -> LogLine | None:
+        """`head` and its rest `line` as one line when `head` was cut inside its log prefix (`... ERROR 10-18
+        10:22:33 [` + `core.py:77] ...`): the prefix runs on in the rest, which is certain."""
+        rest = self.rest(head, line, end)
+        if rest is None or head.width < MIN_WRAP_WIDTH:
+            return None
+        text = head.text + rest
+        whole = frame_line(head.source, head.lineno, text)
+        if len(text) - len(whole.text) <= len(head.text) or not text.endswith(whole.text):
+            return None
+        self._learn(head, line)
+        return LogLine(head.source, head.lineno, whole.text, head.rank or whole.rank,
+                       head.prefixed or whole.prefixed, whole.level or head.level, whole.artifact or head.artifact,
+                       head.record_start or whole.record_start, whole.logger or head.logger,
+                       whole.logged_at or head.logged_at, line.width)
+
+    def join(self, head: LogLine, line: LogLine, end: int) -> LogLine | None:
+        """`head` (whose last physical line is line `end`) and its rest `line` as one line (the width of
+        its last piece), or None when `line` is not the rest of `head`."""
+        rest = self.rest(head, line, end)
+        if rest is None:
+            return None
+        text = head.text + rest
+        whole = self.prefix_join(head, line, end)
+        if whole is not None:
+            return whole
+        if _starts_line(rest):
+            return None
+        if _cut_fixed(head.text):
+            if not _whole_fixed(text, line.width == head.width >= MIN_WRAP_WIDTH):
+                if rest is line.text or not _whole_fixed(head.text + " " + rest, False):
+                    return None
+                text = head.text + " " + rest  # the wrap's indentation held the blank it cut at
+            if head.width < MIN_WRAP_WIDTH:
+                return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level,
+                               head.artifact, head.record_start, head.logger, head.logged_at, line.width)
+        elif head.width < MIN_WRAP_WIDTH:
+            return None
+        elif FRAME.match(head.text) is not None:
+            if _NAME_REST.match(rest) is None:
+                return None
+            if head.width != self.width and (self.width or rest in _STATEMENTS or _looks_like_exception(rest)):
+                return None
+        elif head.width != self.width:
+            # the carets under a source line are as wide as it when they run to its end: no cut
+            if self.width or line.width != head.width or _CARET.match(rest) is not None:
+                return None
+        self._learn(head, line)
+        return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level, head.artifact,
+                       head.record_start, head.logger, head.logged_at, line.width)
+
+
+def _whole_fixed(text: str, cut_again: bool) -> bool:
+    """A frame line or traceback header whole again (or, `cut_again`, still cut: a long path over three
+    lines, its middle at the wrap's width too)."""
+    return (FRAME.match(text) is not None and _FRAME_DONE.search(text) is not None) or \
+        _FRAME_NOFUNC.match(text) is not None or TB_START.match(text) is not None or (cut_again and _cut_fixed(text))
+
+
+def _starts_line(text: str) -> bool:
+    """What only ever begins a line of a traceback or a dynamo report, and a paste's elision (`...`): never
+    the rest of a cut line."""
+    stripped = text.strip()
+    return bool(_FRAME_HEAD.match(text) or TB_START.match(text) or USER_CODE.match(text)
+                or stripped in (_CAUSE, _CONTEXT) or _ELISION.match(text))
 
 
 def extract_records(lines: Iterator[LogLine]) -> Iterator[CrashRecord]:
