@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The fix kinds, best first when several could be made for one crash.
-KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "move-to-init",
+KINDS = ("register-fake", "fix-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "move-to-init",
          "plain-tensor", "where", "guard", "region-op", "disable")
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
@@ -324,6 +324,7 @@ def _order(d: Diagnosis, library: bool = False) -> list[str]:
     out: list[str] = []
     if d.signature == "missing-fake-impl":
         out.append("register-fake")
+    out.append("fix-fake")  # only where the line calls a custom op of the file whose fake reads a value
     if library:
         out.append("custom-op")
     for f in d.fixes:
@@ -961,6 +962,116 @@ def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
     return Plan("register-fake", f"Register a fake (meta) kernel for `{qual}`", notes,
                 (FileEdit(site.path, site_text, new_site), FileEdit(shim_path, None, text)),
                 f"register-fake:{qual}", d.id, d.signature)
+
+
+# --- a fake that reads a tensor's value ------------------------------------------------------------
+
+# Calls whose positional arguments (or a tuple of them) are sizes: where a fake may use a size it computed.
+_SIZE_CALLS = frozenset({"new_empty", "new_zeros", "new_ones", "empty", "zeros", "ones", "empty_strided", "view",
+                         "reshape", "expand", "new_empty_strided"})
+
+
+def _custom_op_qual(fn: ast.FunctionDef) -> str | None:
+    """`@torch.library.custom_op("ns::name", ...)` over `fn`: "ns::name"."""
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and _terminal(dec.func) == "custom_op" and dec.args \
+                and isinstance(dec.args[0], ast.Constant) and isinstance(dec.args[0].value, str):
+            return dec.args[0].value
+    return None
+
+
+def _fake_of(tree: ast.Module, op_fn: str, qual: str) -> ast.FunctionDef | None:
+    """The module-level function registered as the fake of the op: `@op.register_fake` or
+    `@torch.library.register_fake("ns::name")` (or the older `impl_abstract`)."""
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Attribute) and dec.attr in ("register_fake", "register_abstract") \
+                    and isinstance(dec.value, ast.Name) and dec.value.id == op_fn:
+                return node
+            if isinstance(dec, ast.Call) and _terminal(dec.func) in ("register_fake", "impl_abstract") and dec.args \
+                    and isinstance(dec.args[0], ast.Constant) and dec.args[0].value == qual:
+                return node
+    return None
+
+
+def _size_only_uses(fake: ast.FunctionDef, name: str) -> bool:
+    """`name` is read only as a size: a positional argument (or an element of a tuple/list one) of a call that
+    takes sizes (`x.new_empty(n, d)`)."""
+    ok: set[int] = set()
+    for c in ast.walk(fake):
+        if isinstance(c, ast.Call) and _terminal(c.func) in _SIZE_CALLS:
+            for a in c.args:
+                for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]):
+                    if isinstance(e, ast.Name) and e.id == name:
+                        ok.add(id(e))
+    loads = [n for n in ast.walk(fake) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(loads) and all(id(n) in ok for n in loads)
+
+
+def _plan_fix_fake(s: Situation, loc: Locator) -> Plan | None:
+    """A custom op called at the culprit line whose fake computes an output size from a tensor's value
+    (`n = int(keep.sum().item())`): fake tensors have no values, so tracing stops on a data-dependent size. The
+    size becomes `torch.library.get_ctx().new_dynamic_size()`, the unbacked size the fake API has for this; the
+    real kernel, and so what the program computes, is unchanged."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    ops = {n.name: (n, q) for n in tree.body if isinstance(n, ast.FunctionDef) and (q := _custom_op_qual(n))}
+    called = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+              and c.func.id in ops]
+    fakes = []
+    for c in called:
+        fn, qual = ops[c.func.id]
+        fake = _fake_of(tree, fn.name, qual)
+        if fake is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                    and n.func.attr == "item" and not n.args for n in ast.walk(fake)):
+            fakes.append((qual, fake))
+    if not fakes:
+        return None
+    if len({q for q, _ in fakes}) != 1:
+        raise PlanError(f"{_rel(where.path)}:{where.line}: several custom ops' fakes read values: one by hand")
+    qual, fake = fakes[0]
+    if s.torch < (2, 4):
+        raise PlanError(f"the fake of `{qual}` reads a value: torch.library.get_ctx().new_dynamic_size() needs "
+                        "torch 2.4 or later")
+    torch_name = next((k for k, v in _import_aliases(tree).items() if v == "torch"), None)
+    if torch_name is None:
+        raise PlanError(f"{_rel(where.path)} does not import torch by name")
+    rel = f"{_rel(where.path)}:{fake.lineno}"
+    edits: list[ast.expr] = []
+    for st in ast.walk(fake):
+        items = [n for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "item" and not n.args] if isinstance(st, ast.stmt) and not isinstance(
+                     st, (ast.FunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try)) else []
+        if not items:
+            continue
+        value = st.value if isinstance(st, ast.Assign) else None
+        if value is not None and isinstance(value, ast.Call) and _terminal(value.func) == "int" \
+                and len(value.args) == 1 and not value.keywords:
+            value = value.args[0]  # `int(t.item())`: the same size
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and value is items[0] and len(items) == 1 and _size_only_uses(fake, st.targets[0].id)):
+            raise PlanError(f"{rel}: the fake of `{qual}` uses a tensor's value (`{ast.unparse(st).strip()}`) for "
+                            "more than an output size: write the fake by hand")
+        edits.append(st.value)
+    every = [n for n in ast.walk(fake) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "item" and not n.args]
+    if len(every) != len(edits):  # a value read in a test, a loop, a nested function: not a size alone
+        raise PlanError(f"{rel}: the fake of `{qual}` uses a tensor's value for more than an output size: write the "
+                        "fake by hand")
+    text = _read(where.path)
+    new_text = text
+    for node in sorted(edits, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        new_text = _replace_span(new_text, node, f"{torch_name}.library.get_ctx().new_dynamic_size()")
+    return Plan("fix-fake", f"Give the fake of `{qual}` a data-dependent size instead of reading a value ({rel})",
+                (f"{rel}: the output size the fake read with `.item()` becomes "
+                 "`torch.library.get_ctx().new_dynamic_size()` (fake tensors have no values); the real kernel is "
+                 "unchanged",),
+                (FileEdit(where.path, text, new_text),), f"fix-fake:{where.path}:{qual}", s.diagnosis.id,
+                s.diagnosis.signature)
 
 
 # --- assume_constant_result, compiler.disable: a decorator on the called function -----------------
@@ -1664,6 +1775,10 @@ def _hoist_constant_probe(s: Situation, where: Located, tree: ast.Module, fn: as
         return None  # none, or several different probes: one change per round, by hand when unclear
     call, canonical = found[0]
     call_text = ast.unparse(call)
+    # the same call elsewhere in the function reads the same value: all of them in one round
+    found += [(node, canonical) for node in ast.walk(fn)
+              if isinstance(node, ast.Call) and _owner(fn, node) and ast.unparse(node) == call_text
+              and not any(node is c for c, _ in found)]
     text = _read(where.path)
     nl = _newline(text)
     name = f"_CRASHLENS_{_ident(canonical).upper()}"
@@ -1676,11 +1791,13 @@ def _hoist_constant_probe(s: Situation, where: Located, tree: ast.Module, fn: as
         return None
     lines = _lines(new_text)
     after = top.end_lineno or top.lineno
-    stmt_text = fill(_need("hoist-call", s.torch), name=name, call=call_text, function=fn.name)
+    fork = bool(known[canonical].get("after_fork"))
+    stmt_text = fill(_need("hoist-call-fork" if fork else "hoist-call", s.torch), name=name, call=call_text,
+                     function=fn.name).replace("\n", nl)
     lines = lines[:after] + [nl, nl, stmt_text + nl] + lines[after:]
     new_text = "".join(lines)
     rel = f"{_rel(where.path)}:{where.line}"
-    why = known[canonical].get("why", "")
+    why = known[canonical].get("why", "") + ("; computed again in a forked child" if fork else "")
     return Plan("move-to-module", f"Call `{call_text}` once at module level instead of in `{fn.name}` ({rel})",
                 (f"{rel}: `{call_text}` becomes `{name}`, computed when the module loads"
                  + (f" ({why})" if why else ""),) + ((where.moved,) if where.moved else ()),
@@ -2441,6 +2558,7 @@ def _tensor_condition(test: ast.expr) -> ast.expr:
 
 _PLANNERS = {
     "register-fake": _plan_register_fake,
+    "fix-fake": _plan_fix_fake,
     "custom-op": _plan_custom_op,
     "assume-constant": _plan_assume_constant,
     "move-import": _plan_move_import,
