@@ -111,3 +111,69 @@ def test_a_fake_for_torch_before_2_4_is_not_given_the_newer_api(repro: Path) -> 
     p = cl("fix", str(LOGS / "heldout5-fake-item.log"), "--torch", "2.1", "--format", "json", cwd=repro)
     doc = json.loads(p.stdout)
     assert doc["status"] == "needs-a-person" and "torch 2.4 or later" in doc["reason"]
+
+
+def test_dynamo_s_own_assertion_is_not_called_a_bug_in_the_program(repro: Path) -> None:
+    """`weakref.finalize(req, ...)` in forward: dynamo's guard on `weakref.finalize._registry` failed on the frame
+    that made it (an AssertionError raised in torch/_dynamo/guards.py, "This is a bug"). The exception's type is
+    a plain one, but the program did not raise it: it is not reported as failing in eager too."""
+    p = cl("fix", str(LOGS / "heldout5-finalize.log"), "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1 and doc["status"] == "needs-a-person"
+    assert doc["eager_too"] is False and "raised by the program itself" not in doc["reason"]
+    assert (repro / "heldout5" / "finalize_free_slots.py").read_bytes() == \
+        (REPRO / "heldout5" / "finalize_free_slots.py").read_bytes()
+
+
+def test_a_fake_of_the_wrong_shape_is_replaced_by_one_derived_from_the_real_kernel(repro: Path) -> None:
+    """Inductor's check of `heldout5::pair_max`'s real output (`assert_size_stride` in its generated code) failed:
+    the op's `register_fake` returned `empty_like(x)` for an op that halves the last dimension. The log names
+    only the op and inductor's cache file; the op is found in the program's files, a derived fake is registered
+    after the wrong one (so it replaces it), and inductor's generated code is never touched."""
+    rel = "heldout5/fake_shape_default.py"
+    p = cl("fix", str(LOGS / "heldout5-fake-shape.log"), "--apply", "--format", "json", cwd=repro)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "torchinductor" not in p.stdout
+    lines = (repro / rel).read_text().splitlines()
+    imp = lines.index("import _crashlens_fake_heldout5_pair_max  # crashlens fix (revert: crashlens fix --revert)")
+    fake_at = lines.index("@pair_max.register_fake")
+    assert imp > fake_at + 2  # after the wrong fake's def, which it replaces
+    shim = (repro / "heldout5" / "_crashlens_fake_heldout5_pair_max.py").read_text()
+    assert 'torch.library.register_fake("heldout5::pair_max")(_fake)' in shim and "DERIVED" in shim
+    # torch's compile caches do not key on the fake: the code compiled with the wrong one must not be served again
+    assert "torch.compiler.config.cache_key_tag" in shim.split('register_fake("heldout5::pair_max")(_fake)')[1]
+    assert reverted(repro, rel) and not (repro / "heldout5" / "_crashlens_fake_heldout5_pair_max.py").exists()
+
+
+def test_a_wrong_fake_is_never_fixed_by_skipping_inductor_s_check(repro: Path) -> None:
+    """Where the fake cannot be replaced (torch before 2.13 has no register_fake that replaces a registered
+    fake), the answer is "needs a person": no guard around inductor's size check, no other change, and it is
+    not called a bug of the program although its exception is a plain AssertionError."""
+    p = cl("fix", str(LOGS / "heldout5-fake-shape.log"), "--torch", "2.7", "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1 and doc["status"] == "needs-a-person" and doc["eager_too"] is False
+    assert doc["reason"].startswith("register-fake: no `override-fake` template for torch 2.7")
+    assert (repro / "heldout5" / "fake_shape_default.py").read_bytes() == \
+        (REPRO / "heldout5" / "fake_shape_default.py").read_bytes()
+
+
+def test_two_files_defining_the_op_leave_the_choice_to_a_person(repro: Path) -> None:
+    """The op is found by its name among the program's files: when two define it, which fake is wrong is not
+    known, and nothing is changed."""
+    src = (repro / "heldout5" / "fake_shape_default.py").read_text()
+    (repro / "heldout5" / "pair_max_copy.py").write_text(src)
+    p = cl("fix", str(LOGS / "heldout5-fake-shape.log"), "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs-a-person" and "several files here define `heldout5::pair_max`" in doc["reason"]
+
+
+def test_a_fake_for_an_op_defined_through_a_library_object_is_imported_after_its_definition(repro: Path) -> None:
+    """`_lib = torch.library.Library("heldout5", "DEF")`, `_lib.define("rms_scale(...)")`, `_lib.impl("rms_scale",
+    ...)`: the file never writes "heldout5::rms_scale". The shim was imported before the define, and the program
+    stopped at import ("operator heldout5::rms_scale does not exist"); it is now imported after the impl."""
+    rel = "heldout5/libdef_no_meta.py"
+    apply(repro, "heldout5-libdef-no-meta.log")
+    lines = (repro / rel).read_text().splitlines()
+    imp = lines.index("import _crashlens_fake_heldout5_rms_scale  # crashlens fix (revert: crashlens fix --revert)")
+    assert imp > max(i for i, ln in enumerate(lines) if ln.startswith(("_lib.define(", "_lib.impl(")))
+    assert reverted(repro, rel)

@@ -28,6 +28,11 @@ _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclas
 # A signature tagged so in signatures/ is a failure of the program's own (an exception its code raises): eager
 # fails the same way, and `crashlens fix` leaves the program untouched.
 PROGRAM_RAISES = "program-raises"
+# A signature tagged so is a failure of torch.compile's own machinery (dynamo's internal assertion): whatever the
+# exception's type, the program did not raise it.
+INTERNAL = "internal"
+# The signature of a custom op whose registered fake gives other outputs than its real kernel.
+WRONG_FAKE = "fake-impl-wrong-metadata"
 _OP_NAME = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\.(\w+))?$")
 
 
@@ -243,8 +248,11 @@ class Situation:
 
 def eager_too(d: Diagnosis) -> bool:
     """A failure the program has without torch.compile too: its headline exception is the program's own."""
-    if d.signature is not None and PROGRAM_RAISES in _signature_tags(d.signature):
+    tags = _signature_tags(d.signature) if d.signature is not None else ()
+    if PROGRAM_RAISES in tags:
         return True
+    if INTERNAL in tags:
+        return False  # a plain exception (an AssertionError) raised by dynamo's own machinery, not the program's
     if d.exception is None:
         return False
     etype = d.exception[0]
@@ -280,7 +288,7 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
                   len(full))
         made_at = culprit.file
         culprit = next((f for f in reversed(full[:at]) if not _generated(f)), None)
-        if culprit is None:
+        if culprit is None and d.signature != WRONG_FAKE:  # that one is fixed where the op is, not at a line
             return NoPlan(f"the crash is in code compiled from a string ({made_at}: `python -c`, exec), and no "
                           "file on the way to it can be changed")
     entry, caller = entry_of(chain, culprit) if culprit else (None, None)
@@ -299,8 +307,10 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
 
 
 def _generated(f: Frame) -> bool:
-    """A frame of code compiled from a string (`File "<string>"`): no file holds its source."""
-    return f.file.startswith("<") and f.file.endswith(">")
+    """A frame of code compiled from a string (`File "<string>"`): no file holds its source. Inductor's output
+    code (a file in its cache, `/tmp/torchinductor_<user>/...`) is written by torch.compile on every build:
+    it is no program's source either."""
+    return (f.file.startswith("<") and f.file.endswith(">")) or "/torchinductor_" in f.file.replace("\\", "/")
 
 
 def _dedup(chain: tuple[Frame, ...]) -> list[Frame]:
@@ -321,8 +331,12 @@ def _order(d: Diagnosis, library: bool = False) -> list[str]:
     by_fix = {"custom-op": ["register-fake", "custom-op"],
               "precompute": ["assume-constant", "move-import", "move-to-module", "move-to-init", "guard"],
               "rewrite": ["plain-tensor", "where", "move-to-module", "move-to-init", "guard"], "decorate": ["disable"]}
+    if d.signature == WRONG_FAKE:
+        # the real kernel is right and its registered fake is not: the fake is what changes, nothing else (a
+        # guard around inductor's own output check would only hide it)
+        return ["register-fake"]
     out: list[str] = []
-    if d.signature == "missing-fake-impl":
+    if d.signature in ("missing-fake-impl", WRONG_FAKE):
         out.append("register-fake")
     out.append("fix-fake")  # only where the line calls a custom op of the file whose fake reads a value
     if library:
@@ -926,6 +940,49 @@ def _rel(path: str) -> str:
 # --- register_fake ----------------------------------------------------------------------------------
 
 
+def _defines_in_lib(node: ast.stmt, name: str) -> bool:
+    """`lib.define("name(Tensor x) -> Tensor")` or `lib.impl("name", kernel, "CPU")` in a module-level statement
+    (or a decorator `@lib.impl("name")`)."""
+    for c in ast.walk(node):
+        if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.args
+                and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)):
+            continue
+        arg = c.args[0].value
+        if c.func.attr == "define" and re.match(rf"{re.escape(name)}(?:\.\w+)?\(", arg):
+            return True
+        if c.func.attr == "impl" and arg.split(".")[0] == name:
+            return True
+    return False
+
+
+def _defining_file(qual: str, loc: Locator, limit: int = 5000) -> str:
+    """The one Python file of the program here (the current directory and --root, not installed packages nor
+    hidden or cache folders) that defines the custom op `qual` ("ns::name" as a string literal beside a
+    `custom_op(` or `define(`)."""
+    found: list[str] = []
+    seen = 0
+    for base in dict.fromkeys([os.getcwd(), *loc.roots]):
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [x for x in dirnames if not x.startswith((".", "__pycache__")) and x != "site-packages"]
+            for fn in filenames:
+                if not fn.endswith(".py") or fn.startswith("_crashlens_"):
+                    continue
+                seen += 1
+                if seen > limit:
+                    raise PlanError(f"too many files here to find where `{qual}` is defined: replace its fake by hand")
+                p = os.path.join(dirpath, fn)
+                try:
+                    with open(p, encoding="utf-8", errors="replace") as fh:
+                        t = fh.read()
+                except OSError:
+                    continue
+                if (f'"{qual}"' in t or f"'{qual}'" in t) and ("custom_op(" in t or "define(" in t):
+                    found.append(p)
+    if len(found) != 1:
+        raise PlanError(f"{'no file' if not found else 'several files'} here define `{qual}`: replace its fake by hand")
+    return found[0]
+
+
 def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
     d = s.diagnosis
     m = _OP_NAME.match(d.callee or "")
@@ -934,9 +991,15 @@ def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
     ns, name = m.group(1), m.group(2)
     if ns in ("aten", "prim", "prims"):
         return None
-    if not s.chain:
+    wrong = d.signature == WRONG_FAKE  # a fake is registered, and gives other outputs than the real kernel
+    if not s.chain and not wrong:
         raise PlanError("no frame of the program in the traceback")
-    site = loc.locate(s.chain[0])
+    if not wrong:
+        site = loc.locate(s.chain[0])
+    else:
+        # the file of the program that defines the op (and its wrong fake): inductor's check names only the op
+        path = _defining_file(f"{ns}::{name}", loc)
+        site = Located(path, 1)
     site_text = _read(site.path)
     tree = _parse(site.path)
     # the op must be registered before the fake: after the statement that defines it, if that is here
@@ -944,20 +1007,34 @@ def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
     qual = f"{ns}::{name}"
     define_line = None
     src_lines = site_text.splitlines()
+    # `lib = torch.library.Library("ns", "DEF")` then `lib.define("name(...) -> ...")`, `lib.impl("name", ...)`:
+    # the op's qualified name is never written out
+    in_lib = any(isinstance(n, ast.Call) and _terminal(n.func) == "Library" and n.args
+                 and isinstance(n.args[0], ast.Constant) and n.args[0].value == ns for n in ast.walk(tree))
     for node in tree.body:
         first = min([node.lineno, *(dec.lineno for dec in getattr(node, "decorator_list", []))])
         seg = "\n".join(src_lines[first - 1 : node.end_lineno or node.lineno])
-        if qual in seg:  # where the op is defined, and its real kernels (impl registrations)
+        if qual in seg or (in_lib and _defines_in_lib(node, name)):
+            # where the op is defined, and its real kernels (impl registrations)
             define_line = max(define_line or 0, node.end_lineno or node.lineno)
+    if wrong:
+        # after the fake it replaces (`@op.register_fake` names the op's function, not "ns::name")
+        fakes = [_fake_of(tree, n.name, qual) for n in tree.body
+                 if isinstance(n, ast.FunctionDef) and _custom_op_qual(n) == qual]
+        ends = [f.end_lineno or f.lineno for f in fakes if f is not None]
+        if not ends and define_line is None:
+            raise PlanError(f"`{qual}`'s fake is not found in {_rel(site.path)}: replace it by hand")
+        define_line = max([define_line or 0, *ends])
     after = define_line
     shim = f"_crashlens_fake_{_ident(ns)}_{_ident(name)}"
     shim_path = os.path.join(os.path.dirname(site.path), shim + ".py")
-    text = fill(_need("register-fake", s.torch), opname=qual, ns=ns, name=name,
+    text = fill(_need("override-fake" if wrong else "register-fake", s.torch), opname=qual, ns=ns, name=name,
                 signature=d.signature or "?") + "\n"
     imp, _ = _module_import(site.path, shim)
     new_site = _insert_after_imports(site_text, [fill(_need("shim-import", s.torch), import_stmt=imp)], tree,
                                      after=after)
-    notes = (f"shim: {_rel(shim_path)} registers a derived fake for {qual}",
+    notes = (f"shim: {_rel(shim_path)} registers a derived fake for {qual}"
+             + (", in place of the registered one, whose outputs differ from the real kernel's" if wrong else ""),
              f"imported from {_rel(site.path)}" + (f" after line {after}, where the op is defined" if after else ""))
     return Plan("register-fake", f"Register a fake (meta) kernel for `{qual}`", notes,
                 (FileEdit(site.path, site_text, new_site), FileEdit(shim_path, None, text)),
