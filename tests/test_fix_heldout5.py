@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,49 @@ def test_a_fake_for_an_op_defined_through_a_library_object_is_imported_after_its
     imp = lines.index("import _crashlens_fake_heldout5_rms_scale  # crashlens fix (revert: crashlens fix --revert)")
     assert imp > max(i for i, ln in enumerate(lines) if ln.startswith(("_lib.define(", "_lib.impl(")))
     assert reverted(repro, rel)
+
+
+# A stand-in for `python heldout5/mx_kv_roundtrip.py`: the recorded crash of round 1 (mxfp4_quantize reaches the
+# loader's subprocess probe) until the quantize calls go through the shim, then the recorded crash of round 2
+# (mxfp4_dequantize, another entry point, reaches the same probe) until those do too; then the result.
+MX_REPLAY = """
+import os, sys
+src = open(os.path.join("heldout5", "mx_kv_roundtrip.py")).read()
+if os.environ.get("TORCHDYNAMO_DISABLE") == "1":
+    print("result: eager"); sys.exit(0)
+if "mxkern.mxfp4_quantize(" in src:
+    sys.stdout.write(open(sys.argv[1], encoding="utf-8").read()); sys.exit(1)
+if "mxkern.mxfp4_dequantize(" in src:
+    sys.stdout.write(open(sys.argv[2], encoding="utf-8").read()); sys.exit(1)
+print("result: eager")
+"""
+
+
+def test_a_second_entry_point_through_the_same_loader_is_the_next_round_not_a_failed_fix(repro: Path) -> None:
+    """Round 1 made `mxfp4_quantize` an op; round 2 crashed in the same loader line (the same signature and
+    culprit), reached from `mxfp4_dequantize` at another line of forward. That was read as "the same crash came
+    back: it did not help". It is the next blocker: round 2 makes the second entry point an op (its
+    `dtype=torch.float32` default kept by the shim's wrapper), and round 3 runs."""
+    (repro / "replay_mx.py").write_text(MX_REPLAY)
+    p = cl("run", "--fix", "--format", "json", "--", sys.executable, "replay_mx.py",
+           str(LOGS / "heldout5-mx-kv-round-1.log"), str(LOGS / "heldout5-mx-kv-round-2.log"), cwd=repro)
+    doc = json.loads(p.stdout)
+    assert [r["outcome"] for r in doc["rounds"]] == ["fixed", "fixed", "converged"], doc["rounds"][-1]
+    assert p.returncode == 0
+    shim = (repro / "heldout5" / "_crashlens_mx_kv_roundtrip_mxfp4_dequantize.py").read_text()
+    assert "def mxfp4_dequantize(packed, scales, dtype=torch.float32):" in shim
+    assert "(Tensor packed, Tensor scales, ScalarType dtype) -> Tensor" in shim
+    assert reverted(repro, "heldout5/mx_kv_roundtrip.py")
+
+
+def test_the_same_crash_through_the_same_frames_still_stops_the_rounds(repro: Path) -> None:
+    """A fix that does not help: round 2 replays round 1's crash exactly (the same frames); it stops there."""
+    (repro / "always_mx.py").write_text(
+        "import os, sys\nif os.environ.get('TORCHDYNAMO_DISABLE') == '1':\n    sys.exit(0)\n"
+        "sys.stdout.write(open(sys.argv[1], encoding='utf-8').read())\nsys.exit(1)\n")
+    p = cl("run", "--fix", "--format", "json", "--", sys.executable, "always_mx.py",
+           str(LOGS / "heldout5-mx-kv-round-1.log"), cwd=repro)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1 and [r["outcome"] for r in doc["rounds"]] == ["fixed", "needs-a-person"]
+    assert "did not help" in doc["rounds"][-1]["reason"]
+    assert cl("fix", "--revert", cwd=repro).returncode == 0

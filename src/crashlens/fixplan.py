@@ -773,15 +773,21 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
             wrapper_params.append(f"{p.arg}=None" if dflt is not None or g is not None else p.arg)
             continue
         dtext = ast.unparse(dflt) if dflt is not None else None
+        wrapper_default = dtext
         if dtext is not None and not _literal(dflt):
             dtext = None  # a computed default: the call site must pass it
-            if g is None:
-                raise PlanError(f"`{fn.name}`'s default for `{p.arg}` is computed: pass it at the call site")
+            # ...unless it is one of torch's own constants (`dtype: torch.dtype = torch.float32`): the shim,
+            # which imports torch, gives its wrapper the same default, and the op always receives it
+            if not (typ in ("ScalarType", "Device") and isinstance(dflt, ast.Attribute)
+                    and isinstance(dflt.value, ast.Name) and dflt.value.id == "torch"):
+                wrapper_default = None
+                if g is None:
+                    raise PlanError(f"`{fn.name}`'s default for `{p.arg}` is computed: pass it at the call site")
         schema_p = f"{typ} {p.arg}" + (f"={_schema_default(dflt)}" if dtext is not None else "")
         op_params.append((schema_p, p.arg, dtext))
         op_names.append(p.arg)
         call_args.append(f"{p.arg}={p.arg}")
-        wrapper_params.append(p.arg + (f"={dtext}" if dtext is not None else ""))
+        wrapper_params.append(p.arg + (f"={wrapper_default}" if wrapper_default is not None else ""))
     # a parameter without a default may not follow one with a default in the generated defs
     seen_default = False
     for _, _, d in op_params:
