@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The fix kinds, best first when several could be made for one crash.
-KINDS = ("register-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "move-to-init",
+KINDS = ("register-fake", "fix-fake", "custom-op", "assume-constant", "move-import", "move-to-module", "move-to-init",
          "plain-tensor", "where", "guard", "region-op", "disable")
 # Exceptions that dynamo raises itself: anything else was raised by the program (it fails in eager too).
 _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclasses.fake_tensor.",
@@ -28,6 +28,11 @@ _COMPILE_ERRORS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch._subclas
 # A signature tagged so in signatures/ is a failure of the program's own (an exception its code raises): eager
 # fails the same way, and `crashlens fix` leaves the program untouched.
 PROGRAM_RAISES = "program-raises"
+# A signature tagged so is a failure of torch.compile's own machinery (dynamo's internal assertion): whatever the
+# exception's type, the program did not raise it.
+INTERNAL = "internal"
+# The signature of a custom op whose registered fake gives other outputs than its real kernel.
+WRONG_FAKE = "fake-impl-wrong-metadata"
 _OP_NAME = re.compile(r"^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\.(\w+))?$")
 
 
@@ -243,8 +248,11 @@ class Situation:
 
 def eager_too(d: Diagnosis) -> bool:
     """A failure the program has without torch.compile too: its headline exception is the program's own."""
-    if d.signature is not None and PROGRAM_RAISES in _signature_tags(d.signature):
+    tags = _signature_tags(d.signature) if d.signature is not None else ()
+    if PROGRAM_RAISES in tags:
         return True
+    if INTERNAL in tags:
+        return False  # a plain exception (an AssertionError) raised by dynamo's own machinery, not the program's
     if d.exception is None:
         return False
     etype = d.exception[0]
@@ -280,7 +288,7 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
                   len(full))
         made_at = culprit.file
         culprit = next((f for f in reversed(full[:at]) if not _generated(f)), None)
-        if culprit is None:
+        if culprit is None and d.signature != WRONG_FAKE:  # that one is fixed where the op is, not at a line
             return NoPlan(f"the crash is in code compiled from a string ({made_at}: `python -c`, exec), and no "
                           "file on the way to it can be changed")
     entry, caller = entry_of(chain, culprit) if culprit else (None, None)
@@ -299,8 +307,10 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
 
 
 def _generated(f: Frame) -> bool:
-    """A frame of code compiled from a string (`File "<string>"`): no file holds its source."""
-    return f.file.startswith("<") and f.file.endswith(">")
+    """A frame of code compiled from a string (`File "<string>"`): no file holds its source. Inductor's output
+    code (a file in its cache, `/tmp/torchinductor_<user>/...`) is written by torch.compile on every build:
+    it is no program's source either."""
+    return (f.file.startswith("<") and f.file.endswith(">")) or "/torchinductor_" in f.file.replace("\\", "/")
 
 
 def _dedup(chain: tuple[Frame, ...]) -> list[Frame]:
@@ -321,9 +331,14 @@ def _order(d: Diagnosis, library: bool = False) -> list[str]:
     by_fix = {"custom-op": ["register-fake", "custom-op"],
               "precompute": ["assume-constant", "move-import", "move-to-module", "move-to-init", "guard"],
               "rewrite": ["plain-tensor", "where", "move-to-module", "move-to-init", "guard"], "decorate": ["disable"]}
+    if d.signature == WRONG_FAKE:
+        # the real kernel is right and its registered fake is not: the fake is what changes, nothing else (a
+        # guard around inductor's own output check would only hide it)
+        return ["register-fake"]
     out: list[str] = []
-    if d.signature == "missing-fake-impl":
+    if d.signature in ("missing-fake-impl", WRONG_FAKE):
         out.append("register-fake")
+    out.append("fix-fake")  # only where the line calls a custom op of the file whose fake reads a value
     if library:
         out.append("custom-op")
     for f in d.fixes:
@@ -758,15 +773,21 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
             wrapper_params.append(f"{p.arg}=None" if dflt is not None or g is not None else p.arg)
             continue
         dtext = ast.unparse(dflt) if dflt is not None else None
+        wrapper_default = dtext
         if dtext is not None and not _literal(dflt):
             dtext = None  # a computed default: the call site must pass it
-            if g is None:
-                raise PlanError(f"`{fn.name}`'s default for `{p.arg}` is computed: pass it at the call site")
+            # ...unless it is one of torch's own constants (`dtype: torch.dtype = torch.float32`): the shim,
+            # which imports torch, gives its wrapper the same default, and the op always receives it
+            if not (typ in ("ScalarType", "Device") and isinstance(dflt, ast.Attribute)
+                    and isinstance(dflt.value, ast.Name) and dflt.value.id == "torch"):
+                wrapper_default = None
+                if g is None:
+                    raise PlanError(f"`{fn.name}`'s default for `{p.arg}` is computed: pass it at the call site")
         schema_p = f"{typ} {p.arg}" + (f"={_schema_default(dflt)}" if dtext is not None else "")
         op_params.append((schema_p, p.arg, dtext))
         op_names.append(p.arg)
         call_args.append(f"{p.arg}={p.arg}")
-        wrapper_params.append(p.arg + (f"={dtext}" if dtext is not None else ""))
+        wrapper_params.append(p.arg + (f"={wrapper_default}" if wrapper_default is not None else ""))
     # a parameter without a default may not follow one with a default in the generated defs
     seen_default = False
     for _, _, d in op_params:
@@ -925,6 +946,49 @@ def _rel(path: str) -> str:
 # --- register_fake ----------------------------------------------------------------------------------
 
 
+def _defines_in_lib(node: ast.stmt, name: str) -> bool:
+    """`lib.define("name(Tensor x) -> Tensor")` or `lib.impl("name", kernel, "CPU")` in a module-level statement
+    (or a decorator `@lib.impl("name")`)."""
+    for c in ast.walk(node):
+        if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.args
+                and isinstance(c.args[0], ast.Constant) and isinstance(c.args[0].value, str)):
+            continue
+        arg = c.args[0].value
+        if c.func.attr == "define" and re.match(rf"{re.escape(name)}(?:\.\w+)?\(", arg):
+            return True
+        if c.func.attr == "impl" and arg.split(".")[0] == name:
+            return True
+    return False
+
+
+def _defining_file(qual: str, loc: Locator, limit: int = 5000) -> str:
+    """The one Python file of the program here (the current directory and --root, not installed packages nor
+    hidden or cache folders) that defines the custom op `qual` ("ns::name" as a string literal beside a
+    `custom_op(` or `define(`)."""
+    found: list[str] = []
+    seen = 0
+    for base in dict.fromkeys([os.getcwd(), *loc.roots]):
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [x for x in dirnames if not x.startswith((".", "__pycache__")) and x != "site-packages"]
+            for fn in filenames:
+                if not fn.endswith(".py") or fn.startswith("_crashlens_"):
+                    continue
+                seen += 1
+                if seen > limit:
+                    raise PlanError(f"too many files here to find where `{qual}` is defined: replace its fake by hand")
+                p = os.path.join(dirpath, fn)
+                try:
+                    with open(p, encoding="utf-8", errors="replace") as fh:
+                        t = fh.read()
+                except OSError:
+                    continue
+                if (f'"{qual}"' in t or f"'{qual}'" in t) and ("custom_op(" in t or "define(" in t):
+                    found.append(p)
+    if len(found) != 1:
+        raise PlanError(f"{'no file' if not found else 'several files'} here define `{qual}`: replace its fake by hand")
+    return found[0]
+
+
 def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
     d = s.diagnosis
     m = _OP_NAME.match(d.callee or "")
@@ -933,9 +997,15 @@ def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
     ns, name = m.group(1), m.group(2)
     if ns in ("aten", "prim", "prims"):
         return None
-    if not s.chain:
+    wrong = d.signature == WRONG_FAKE  # a fake is registered, and gives other outputs than the real kernel
+    if not s.chain and not wrong:
         raise PlanError("no frame of the program in the traceback")
-    site = loc.locate(s.chain[0])
+    if not wrong:
+        site = loc.locate(s.chain[0])
+    else:
+        # the file of the program that defines the op (and its wrong fake): inductor's check names only the op
+        path = _defining_file(f"{ns}::{name}", loc)
+        site = Located(path, 1)
     site_text = _read(site.path)
     tree = _parse(site.path)
     # the op must be registered before the fake: after the statement that defines it, if that is here
@@ -943,24 +1013,148 @@ def _plan_register_fake(s: Situation, loc: Locator) -> Plan | None:
     qual = f"{ns}::{name}"
     define_line = None
     src_lines = site_text.splitlines()
+    # `lib = torch.library.Library("ns", "DEF")` then `lib.define("name(...) -> ...")`, `lib.impl("name", ...)`:
+    # the op's qualified name is never written out
+    in_lib = any(isinstance(n, ast.Call) and _terminal(n.func) == "Library" and n.args
+                 and isinstance(n.args[0], ast.Constant) and n.args[0].value == ns for n in ast.walk(tree))
     for node in tree.body:
         first = min([node.lineno, *(dec.lineno for dec in getattr(node, "decorator_list", []))])
         seg = "\n".join(src_lines[first - 1 : node.end_lineno or node.lineno])
-        if qual in seg:  # where the op is defined, and its real kernels (impl registrations)
+        if qual in seg or (in_lib and _defines_in_lib(node, name)):
+            # where the op is defined, and its real kernels (impl registrations)
             define_line = max(define_line or 0, node.end_lineno or node.lineno)
+    if wrong:
+        # after the fake it replaces (`@op.register_fake` names the op's function, not "ns::name")
+        fakes = [_fake_of(tree, n.name, qual) for n in tree.body
+                 if isinstance(n, ast.FunctionDef) and _custom_op_qual(n) == qual]
+        ends = [f.end_lineno or f.lineno for f in fakes if f is not None]
+        if not ends and define_line is None:
+            raise PlanError(f"`{qual}`'s fake is not found in {_rel(site.path)}: replace it by hand")
+        define_line = max([define_line or 0, *ends])
     after = define_line
     shim = f"_crashlens_fake_{_ident(ns)}_{_ident(name)}"
     shim_path = os.path.join(os.path.dirname(site.path), shim + ".py")
-    text = fill(_need("register-fake", s.torch), opname=qual, ns=ns, name=name,
+    text = fill(_need("override-fake" if wrong else "register-fake", s.torch), opname=qual, ns=ns, name=name,
                 signature=d.signature or "?") + "\n"
     imp, _ = _module_import(site.path, shim)
     new_site = _insert_after_imports(site_text, [fill(_need("shim-import", s.torch), import_stmt=imp)], tree,
                                      after=after)
-    notes = (f"shim: {_rel(shim_path)} registers a derived fake for {qual}",
+    notes = (f"shim: {_rel(shim_path)} registers a derived fake for {qual}"
+             + (", in place of the registered one, whose outputs differ from the real kernel's" if wrong else ""),
              f"imported from {_rel(site.path)}" + (f" after line {after}, where the op is defined" if after else ""))
     return Plan("register-fake", f"Register a fake (meta) kernel for `{qual}`", notes,
                 (FileEdit(site.path, site_text, new_site), FileEdit(shim_path, None, text)),
                 f"register-fake:{qual}", d.id, d.signature)
+
+
+# --- a fake that reads a tensor's value ------------------------------------------------------------
+
+# Calls whose positional arguments (or a tuple of them) are sizes: where a fake may use a size it computed.
+_SIZE_CALLS = frozenset({"new_empty", "new_zeros", "new_ones", "empty", "zeros", "ones", "empty_strided", "view",
+                         "reshape", "expand", "new_empty_strided"})
+
+
+def _custom_op_qual(fn: ast.FunctionDef) -> str | None:
+    """`@torch.library.custom_op("ns::name", ...)` over `fn`: "ns::name"."""
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and _terminal(dec.func) == "custom_op" and dec.args \
+                and isinstance(dec.args[0], ast.Constant) and isinstance(dec.args[0].value, str):
+            return dec.args[0].value
+    return None
+
+
+def _fake_of(tree: ast.Module, op_fn: str, qual: str) -> ast.FunctionDef | None:
+    """The module-level function registered as the fake of the op: `@op.register_fake` or
+    `@torch.library.register_fake("ns::name")` (or the older `impl_abstract`)."""
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Attribute) and dec.attr in ("register_fake", "register_abstract") \
+                    and isinstance(dec.value, ast.Name) and dec.value.id == op_fn:
+                return node
+            if isinstance(dec, ast.Call) and _terminal(dec.func) in ("register_fake", "impl_abstract") and dec.args \
+                    and isinstance(dec.args[0], ast.Constant) and dec.args[0].value == qual:
+                return node
+    return None
+
+
+def _size_only_uses(fake: ast.FunctionDef, name: str) -> bool:
+    """`name` is read only as a size: a positional argument (or an element of a tuple/list one) of a call that
+    takes sizes (`x.new_empty(n, d)`)."""
+    ok: set[int] = set()
+    for c in ast.walk(fake):
+        if isinstance(c, ast.Call) and _terminal(c.func) in _SIZE_CALLS:
+            for a in c.args:
+                for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]):
+                    if isinstance(e, ast.Name) and e.id == name:
+                        ok.add(id(e))
+    loads = [n for n in ast.walk(fake) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(loads) and all(id(n) in ok for n in loads)
+
+
+def _plan_fix_fake(s: Situation, loc: Locator) -> Plan | None:
+    """A custom op called at the culprit line whose fake computes an output size from a tensor's value
+    (`n = int(keep.sum().item())`): fake tensors have no values, so tracing stops on a data-dependent size. The
+    size becomes `torch.library.get_ctx().new_dynamic_size()`, the unbacked size the fake API has for this; the
+    real kernel, and so what the program computes, is unchanged."""
+    found = _culprit_stmt(s, loc)
+    if found is None:
+        return None
+    where, tree, stmt = found
+    ops = {n.name: (n, q) for n in tree.body if isinstance(n, ast.FunctionDef) and (q := _custom_op_qual(n))}
+    called = [c for c in ast.walk(stmt) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+              and c.func.id in ops]
+    fakes = []
+    for c in called:
+        fn, qual = ops[c.func.id]
+        fake = _fake_of(tree, fn.name, qual)
+        if fake is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                    and n.func.attr == "item" and not n.args for n in ast.walk(fake)):
+            fakes.append((qual, fake))
+    if not fakes:
+        return None
+    if len({q for q, _ in fakes}) != 1:
+        raise PlanError(f"{_rel(where.path)}:{where.line}: several custom ops' fakes read values: one by hand")
+    qual, fake = fakes[0]
+    if s.torch < (2, 4):
+        raise PlanError(f"the fake of `{qual}` reads a value: torch.library.get_ctx().new_dynamic_size() needs "
+                        "torch 2.4 or later")
+    torch_name = next((k for k, v in _import_aliases(tree).items() if v == "torch"), None)
+    if torch_name is None:
+        raise PlanError(f"{_rel(where.path)} does not import torch by name")
+    rel = f"{_rel(where.path)}:{fake.lineno}"
+    edits: list[ast.expr] = []
+    for st in ast.walk(fake):
+        items = [n for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "item" and not n.args] if isinstance(st, ast.stmt) and not isinstance(
+                     st, (ast.FunctionDef, ast.If, ast.For, ast.While, ast.With, ast.Try)) else []
+        if not items:
+            continue
+        value = st.value if isinstance(st, ast.Assign) else None
+        if value is not None and isinstance(value, ast.Call) and _terminal(value.func) == "int" \
+                and len(value.args) == 1 and not value.keywords:
+            value = value.args[0]  # `int(t.item())`: the same size
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and value is items[0] and len(items) == 1 and _size_only_uses(fake, st.targets[0].id)):
+            raise PlanError(f"{rel}: the fake of `{qual}` uses a tensor's value (`{ast.unparse(st).strip()}`) for "
+                            "more than an output size: write the fake by hand")
+        edits.append(st.value)
+    every = [n for n in ast.walk(fake) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "item" and not n.args]
+    if len(every) != len(edits):  # a value read in a test, a loop, a nested function: not a size alone
+        raise PlanError(f"{rel}: the fake of `{qual}` uses a tensor's value for more than an output size: write the "
+                        "fake by hand")
+    text = _read(where.path)
+    new_text = text
+    for node in sorted(edits, key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        new_text = _replace_span(new_text, node, f"{torch_name}.library.get_ctx().new_dynamic_size()")
+    return Plan("fix-fake", f"Give the fake of `{qual}` a data-dependent size instead of reading a value ({rel})",
+                (f"{rel}: the output size the fake read with `.item()` becomes "
+                 "`torch.library.get_ctx().new_dynamic_size()` (fake tensors have no values); the real kernel is "
+                 "unchanged",),
+                (FileEdit(where.path, text, new_text),), f"fix-fake:{where.path}:{qual}", s.diagnosis.id,
+                s.diagnosis.signature)
 
 
 # --- assume_constant_result, compiler.disable: a decorator on the called function -----------------
@@ -1664,6 +1858,10 @@ def _hoist_constant_probe(s: Situation, where: Located, tree: ast.Module, fn: as
         return None  # none, or several different probes: one change per round, by hand when unclear
     call, canonical = found[0]
     call_text = ast.unparse(call)
+    # the same call elsewhere in the function reads the same value: all of them in one round
+    found += [(node, canonical) for node in ast.walk(fn)
+              if isinstance(node, ast.Call) and _owner(fn, node) and ast.unparse(node) == call_text
+              and not any(node is c for c, _ in found)]
     text = _read(where.path)
     nl = _newline(text)
     name = f"_CRASHLENS_{_ident(canonical).upper()}"
@@ -1676,11 +1874,13 @@ def _hoist_constant_probe(s: Situation, where: Located, tree: ast.Module, fn: as
         return None
     lines = _lines(new_text)
     after = top.end_lineno or top.lineno
-    stmt_text = fill(_need("hoist-call", s.torch), name=name, call=call_text, function=fn.name)
+    fork = bool(known[canonical].get("after_fork"))
+    stmt_text = fill(_need("hoist-call-fork" if fork else "hoist-call", s.torch), name=name, call=call_text,
+                     function=fn.name).replace("\n", nl)
     lines = lines[:after] + [nl, nl, stmt_text + nl] + lines[after:]
     new_text = "".join(lines)
     rel = f"{_rel(where.path)}:{where.line}"
-    why = known[canonical].get("why", "")
+    why = known[canonical].get("why", "") + ("; computed again in a forked child" if fork else "")
     return Plan("move-to-module", f"Call `{call_text}` once at module level instead of in `{fn.name}` ({rel})",
                 (f"{rel}: `{call_text}` becomes `{name}`, computed when the module loads"
                  + (f" ({why})" if why else ""),) + ((where.moved,) if where.moved else ()),
@@ -2441,6 +2641,7 @@ def _tensor_condition(test: ast.expr) -> ast.expr:
 
 _PLANNERS = {
     "register-fake": _plan_register_fake,
+    "fix-fake": _plan_fix_fake,
     "custom-op": _plan_custom_op,
     "assume-constant": _plan_assume_constant,
     "move-import": _plan_move_import,

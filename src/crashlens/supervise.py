@@ -81,6 +81,11 @@ class Trail:
         }
 
 
+def _call_path(d: Diagnosis) -> tuple[tuple[str, int], ...]:
+    """The frames a crash was reached through (file and line, outermost first)."""
+    return tuple((f.file, f.line) for f in d.chain)
+
+
 def _run_once(cmd: list[str], sink: IO[bytes] | None, env: dict[str, str] | None = None,
               pump: Pump | None = None, round_: int = 1, blockers: Any = None) -> tuple[int, list[Diagnosis]]:
     """Run the command once; its merged output goes to `sink` unchanged and through a scan session
@@ -244,7 +249,11 @@ def supervise(cmd: list[str], fix: bool, rounds: int, sink: IO[bytes] | None, no
                             "program, left untouched")
                 trail.exit_code = 1
                 return trail
-        earlier = next((x for x in trail.rounds[:-1] if x.crash is not None and x.crash.id == d.id and x.plan), None)
+        # the same crash: the same diagnosis reached through the same frames. The same library code reached from
+        # another call of the program (a second entry point of the library, through the same loader) is the
+        # next blocker, not the last fix failing
+        earlier = next((x for x in trail.rounds[:-1] if x.crash is not None and x.crash.id == d.id and x.plan
+                        and _call_path(x.crash) == _call_path(d)), None)
         if earlier is not None:
             r.outcome = "needs-a-person"
             r.reason = (f"the same crash came back after round {earlier.number}'s fix ({earlier.plan.kind}): "

@@ -1,0 +1,226 @@
+"""`crashlens fix` on crashes of the sixth held-out batch (samples/repro/heldout5), from their recorded logs
+(samples/fix/heldout5-*.log), without torch: what the misses of that batch showed about the planner."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES, cl
+
+LOGS = SAMPLES / "fix"
+REPRO = SAMPLES / "repro"
+
+
+def calls_of(src: str, func: str) -> list[ast.Call]:
+    return [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call) and ast.unparse(n.func) == func]
+
+
+def apply(repro: Path, log: str) -> None:
+    p = cl("fix", str(LOGS / log), "--apply", cwd=repro)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def reverted(repro: Path, *rels: str) -> bool:
+    assert cl("fix", "--revert", cwd=repro).returncode == 0
+    return all((repro / r).read_bytes() == (REPRO / r).read_bytes() for r in rels)
+
+
+def _added_top_level(src: str) -> ast.Module:
+    """The module-level statements the fix added (they name `_CRASHLENS_...` or `_crashlens_...`)."""
+    def added(n: ast.stmt) -> bool:
+        if isinstance(n, ast.Assign):
+            return all(isinstance(t, ast.Name) and t.id.startswith("_CRASHLENS") for t in n.targets)
+        if isinstance(n, ast.FunctionDef):
+            return n.name.startswith("_crashlens")
+        return isinstance(n, ast.If) and "_crashlens" in ast.unparse(n)
+
+    keep = [n for n in ast.parse(src).body if added(n)]
+    return ast.Module(body=keep, type_ignores=[])
+
+
+def test_the_process_id_is_read_once_per_process_and_again_in_a_forked_child(repro: Path) -> None:
+    """`_SCRATCH.get(os.getpid())` in forward (dynamo cannot trace `posix.getpid`): the id moves to module
+    level, every call of it in forward reads the value (both lines, one round), and a worker forked after the
+    import computes its own id there, as the call did: the scratch buffers stay per process."""
+    rel = "heldout5/getpid_scratch.py"
+    apply(repro, "heldout5-getpid-scratch.log")
+    text = (repro / rel).read_text()
+    fwd = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    assert calls_of(ast.unparse(fwd), "os.getpid") == []
+    assert ast.unparse(fwd).count("_CRASHLENS_OS_GETPID") == 2
+    ns: dict[str, object] = {"os": os}
+    exec(compile(_added_top_level(text), rel, "exec"), ns)
+    assert ns["_CRASHLENS_OS_GETPID"] == os.getpid()
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what the module-level value is there
+        os.write(w, str(ns["_CRASHLENS_OS_GETPID"]).encode())
+        os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    assert int(os.read(r, 64)) == pid  # the child's own id, not the parent's
+    assert ns["_CRASHLENS_OS_GETPID"] == os.getpid()
+    assert reverted(repro, rel)
+
+
+def test_a_thread_fact_is_not_made_a_module_constant(repro: Path) -> None:
+    """`threading.get_ident()` differs per thread: computed once at import it would give every engine thread
+    the same decode state. No module-level value is made for it."""
+    p = cl("fix", str(LOGS / "heldout5-thread-ident.log"), "--format", "json", cwd=repro)
+    assert '"kind": "move-to-module"' not in p.stdout
+    assert "_CRASHLENS_THREADING_GET_IDENT" not in p.stdout
+
+
+def test_a_fake_that_reads_a_size_from_a_value_gets_a_data_dependent_size(repro: Path) -> None:
+    """The fake of `drop_pad` was written as the real code: `n = int(keep.sum().item())`. Fake tensors have no
+    values, so tracing stopped on `u0`; the log names only forward's call of the op. The size becomes the fake
+    API's unbacked size; the op's real kernel (what the program computes) is not touched."""
+    rel = "heldout5/fake_item_compact.py"
+    apply(repro, "heldout5-fake-item.log")
+    text = (repro / rel).read_text()
+    before = (REPRO / rel).read_text()
+    fake = ast.unparse(next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "_"))
+    assert "n = torch.library.get_ctx().new_dynamic_size()" in fake and ".item()" not in fake
+    changed = [a for a, b in zip(before.splitlines(), text.splitlines()) if a != b]
+    assert changed == ["    n = int(keep.sum().item())"]
+    assert reverted(repro, rel)
+
+
+def test_a_fake_that_uses_a_value_for_more_than_a_size_is_left_to_a_person(repro: Path) -> None:
+    """The same fake, where the value read also picks a branch: an unbacked size cannot stand for it, and the
+    fake is not rewritten."""
+    f = repro / "heldout5" / "fake_item_compact.py"
+    f.write_text(f.read_text().replace("    return x.new_empty(n, x.shape[1])",
+                                       "    if n > 3:\n        n = 3\n    return x.new_empty(n, x.shape[1])"))
+    p = cl("fix", str(LOGS / "heldout5-fake-item.log"), "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs-a-person" and "more than an output size" in doc["reason"]
+    assert "new_dynamic_size" not in f.read_text()
+
+
+def test_a_fake_for_torch_before_2_4_is_not_given_the_newer_api(repro: Path) -> None:
+    """torch.library.get_ctx().new_dynamic_size() came with register_fake (torch 2.4): a fix made for an older
+    torch does not use it."""
+    p = cl("fix", str(LOGS / "heldout5-fake-item.log"), "--torch", "2.1", "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs-a-person" and "torch 2.4 or later" in doc["reason"]
+
+
+def test_dynamo_s_own_assertion_is_not_called_a_bug_in_the_program(repro: Path) -> None:
+    """`weakref.finalize(req, ...)` in forward: dynamo's guard on `weakref.finalize._registry` failed on the frame
+    that made it (an AssertionError raised in torch/_dynamo/guards.py, "This is a bug"). The exception's type is
+    a plain one, but the program did not raise it: it is not reported as failing in eager too."""
+    p = cl("fix", str(LOGS / "heldout5-finalize.log"), "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1 and doc["status"] == "needs-a-person"
+    assert doc["eager_too"] is False and "raised by the program itself" not in doc["reason"]
+    assert (repro / "heldout5" / "finalize_free_slots.py").read_bytes() == \
+        (REPRO / "heldout5" / "finalize_free_slots.py").read_bytes()
+
+
+def test_a_fake_of_the_wrong_shape_is_replaced_by_one_derived_from_the_real_kernel(repro: Path) -> None:
+    """Inductor's check of `heldout5::pair_max`'s real output (`assert_size_stride` in its generated code) failed:
+    the op's `register_fake` returned `empty_like(x)` for an op that halves the last dimension. The log names
+    only the op and inductor's cache file; the op is found in the program's files, a derived fake is registered
+    after the wrong one (so it replaces it), and inductor's generated code is never touched."""
+    rel = "heldout5/fake_shape_default.py"
+    p = cl("fix", str(LOGS / "heldout5-fake-shape.log"), "--apply", "--format", "json", cwd=repro)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "torchinductor" not in p.stdout
+    lines = (repro / rel).read_text().splitlines()
+    imp = lines.index("import _crashlens_fake_heldout5_pair_max  # crashlens fix (revert: crashlens fix --revert)")
+    fake_at = lines.index("@pair_max.register_fake")
+    assert imp > fake_at + 2  # after the wrong fake's def, which it replaces
+    shim = (repro / "heldout5" / "_crashlens_fake_heldout5_pair_max.py").read_text()
+    assert 'torch.library.register_fake("heldout5::pair_max")(_fake)' in shim and "DERIVED" in shim
+    # torch's compile caches do not key on the fake: the code compiled with the wrong one must not be served again
+    assert "torch.compiler.config.cache_key_tag" in shim.split('register_fake("heldout5::pair_max")(_fake)')[1]
+    assert reverted(repro, rel) and not (repro / "heldout5" / "_crashlens_fake_heldout5_pair_max.py").exists()
+
+
+def test_a_wrong_fake_is_never_fixed_by_skipping_inductor_s_check(repro: Path) -> None:
+    """Where the fake cannot be replaced (torch before 2.13 has no register_fake that replaces a registered
+    fake), the answer is "needs a person": no guard around inductor's size check, no other change, and it is
+    not called a bug of the program although its exception is a plain AssertionError."""
+    p = cl("fix", str(LOGS / "heldout5-fake-shape.log"), "--torch", "2.7", "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1 and doc["status"] == "needs-a-person" and doc["eager_too"] is False
+    assert doc["reason"].startswith("register-fake: no `override-fake` template for torch 2.7")
+    assert (repro / "heldout5" / "fake_shape_default.py").read_bytes() == \
+        (REPRO / "heldout5" / "fake_shape_default.py").read_bytes()
+
+
+def test_two_files_defining_the_op_leave_the_choice_to_a_person(repro: Path) -> None:
+    """The op is found by its name among the program's files: when two define it, which fake is wrong is not
+    known, and nothing is changed."""
+    src = (repro / "heldout5" / "fake_shape_default.py").read_text()
+    (repro / "heldout5" / "pair_max_copy.py").write_text(src)
+    p = cl("fix", str(LOGS / "heldout5-fake-shape.log"), "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs-a-person" and "several files here define `heldout5::pair_max`" in doc["reason"]
+
+
+def test_a_fake_for_an_op_defined_through_a_library_object_is_imported_after_its_definition(repro: Path) -> None:
+    """`_lib = torch.library.Library("heldout5", "DEF")`, `_lib.define("rms_scale(...)")`, `_lib.impl("rms_scale",
+    ...)`: the file never writes "heldout5::rms_scale". The shim was imported before the define, and the program
+    stopped at import ("operator heldout5::rms_scale does not exist"); it is now imported after the impl."""
+    rel = "heldout5/libdef_no_meta.py"
+    apply(repro, "heldout5-libdef-no-meta.log")
+    lines = (repro / rel).read_text().splitlines()
+    imp = lines.index("import _crashlens_fake_heldout5_rms_scale  # crashlens fix (revert: crashlens fix --revert)")
+    assert imp > max(i for i, ln in enumerate(lines) if ln.startswith(("_lib.define(", "_lib.impl(")))
+    assert reverted(repro, rel)
+
+
+# A stand-in for `python heldout5/mx_kv_roundtrip.py`: the recorded crash of round 1 (mxfp4_quantize reaches the
+# loader's subprocess probe) until the quantize calls go through the shim, then the recorded crash of round 2
+# (mxfp4_dequantize, another entry point, reaches the same probe) until those do too; then the result.
+MX_REPLAY = """
+import os, sys
+src = open(os.path.join("heldout5", "mx_kv_roundtrip.py")).read()
+if os.environ.get("TORCHDYNAMO_DISABLE") == "1":
+    print("result: eager"); sys.exit(0)
+if "mxkern.mxfp4_quantize(" in src:
+    sys.stdout.write(open(sys.argv[1], encoding="utf-8").read()); sys.exit(1)
+if "mxkern.mxfp4_dequantize(" in src:
+    sys.stdout.write(open(sys.argv[2], encoding="utf-8").read()); sys.exit(1)
+print("result: eager")
+"""
+
+
+def test_a_second_entry_point_through_the_same_loader_is_the_next_round_not_a_failed_fix(repro: Path) -> None:
+    """Round 1 made `mxfp4_quantize` an op; round 2 crashed in the same loader line (the same signature and
+    culprit), reached from `mxfp4_dequantize` at another line of forward. That was read as "the same crash came
+    back: it did not help". It is the next blocker: round 2 makes the second entry point an op (its
+    `dtype=torch.float32` default kept by the shim's wrapper), and round 3 runs."""
+    (repro / "replay_mx.py").write_text(MX_REPLAY)
+    p = cl("run", "--fix", "--format", "json", "--", sys.executable, "replay_mx.py",
+           str(LOGS / "heldout5-mx-kv-round-1.log"), str(LOGS / "heldout5-mx-kv-round-2.log"), cwd=repro)
+    doc = json.loads(p.stdout)
+    assert [r["outcome"] for r in doc["rounds"]] == ["fixed", "fixed", "converged"], doc["rounds"][-1]
+    assert p.returncode == 0
+    shim = (repro / "heldout5" / "_crashlens_mx_kv_roundtrip_mxfp4_dequantize.py").read_text()
+    assert "def mxfp4_dequantize(packed, scales, dtype=torch.float32):" in shim
+    assert "(Tensor packed, Tensor scales, ScalarType dtype) -> Tensor" in shim
+    assert reverted(repro, "heldout5/mx_kv_roundtrip.py")
+
+
+def test_the_same_crash_through_the_same_frames_still_stops_the_rounds(repro: Path) -> None:
+    """A fix that does not help: round 2 replays round 1's crash exactly (the same frames); it stops there."""
+    (repro / "always_mx.py").write_text(
+        "import os, sys\nif os.environ.get('TORCHDYNAMO_DISABLE') == '1':\n    sys.exit(0)\n"
+        "sys.stdout.write(open(sys.argv[1], encoding='utf-8').read())\nsys.exit(1)\n")
+    p = cl("run", "--fix", "--format", "json", "--", sys.executable, "always_mx.py",
+           str(LOGS / "heldout5-mx-kv-round-1.log"), cwd=repro)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1 and [r["outcome"] for r in doc["rounds"]] == ["fixed", "needs-a-person"]
+    assert "did not help" in doc["rounds"][-1]["reason"]
+    assert cl("fix", "--revert", cwd=repro).returncode == 0
