@@ -41,6 +41,9 @@ def test_indented_torchrun_rank_prefix_comes_off():
     line = frame_line("x", 1, "  [rank1]:[2024-04-17 17:26:37,137] [7/0] torch._dynamo.exc: [WARNING] Adding a graph break.")
     assert (line.text, line.rank, line.level, line.logger) == (
         "Adding a graph break.", "rank1", "WARNING", "torch._dynamo.exc")
+    # with torchelastic's role before it; and a source line indented under a frame is still no log line
+    assert frame_line("x", 1, "    [trainer2][rank2]: Traceback (most recent call last):").rank == "rank2"
+    assert frame_line("x", 1, "    x = d[rank0]").text == "    x = d[rank0]"
 
 
 def test_a_line_pasted_as_inline_code_loses_its_backticks():
@@ -67,6 +70,19 @@ def test_linker_output_inside_an_inductor_traceback_does_not_end_it():
     # of inductor's compile_fx_inner -> graph.compile_to_module, the exception past the cut
     diags = _scan("case-021.log")
     assert [d.signature for d in diags] == ["compile-error-out-of-view"] and diags[0].fatal
+
+
+def test_msvc_and_nvcc_output_inside_an_inductor_traceback_does_not_end_it_either():
+    head = ['  File "C:\\py\\Lib\\site-packages\\torch\\_inductor\\compile_fx.py", line 5, in fw_compiler',
+            "    return inner_compile(", '  File "C:\\py\\Lib\\site-packages\\torch\\_inductor\\debug.py", line 9, in inner']
+    tail = ["    return fn(*args, **kwargs)",
+            '  File "C:\\py\\Lib\\site-packages\\torch\\_inductor\\compile_fx.py", line 9, in compile_fx_inner',
+            "    compiled_fn = graph.compile_to_fn()"]
+    for noise in (["C:\\t\\main.c(123): error C2059: syntax error: '}'", "LINK : fatal error LNK1181: cannot open 'cuda.lib'"],
+                  ["nvcc fatal   : Unsupported gpu architecture 'compute_35'"]):
+        diags = _lines(head + noise + tail)
+        # one traceback from its first frame: the noise neither ended it nor became its source line
+        assert [(d.signature, d.occurrences[0].line) for d in diags] == [("compile-error-out-of-view", 1)], noise
 
 
 def test_compiler_output_in_an_eager_traceback_is_no_dynamo_crash():

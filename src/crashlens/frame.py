@@ -92,7 +92,7 @@ _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
 # server's or torch's own line prefix (torchrun's `[rank0]:` too), which no traceback line starts with.
 _INDENTED_LOG = recache.compile(
     r"[ \t]{1,12}(?=[VIWEC]\d{4}[ ][^\s\]]+:\d+\]|[VIWEC]\d{4} \d\d:\d\d:|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
-    r"|\[\d{4}-\d\d-\d\d \d\d:|\[rank\d+\]:)"
+    r"|\[\d{4}-\d\d-\d\d \d\d:|(?:\[[A-Za-z_][\w-]{0,40}\])?\[rank\d+\]:)"
 )
 # Key-value tags a log shipper appends to every line (`... line 373 #torch_elastic_rank="2" #callSite="..."`).
 _TAG_SUFFIX = recache.compile(r'(?: #\w+="[^"]*")+\s*$')

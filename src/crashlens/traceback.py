@@ -80,6 +80,9 @@ _FAKE_FALLBACK_END = "Adding a graph break."
 _TOOLCHAIN_OUTPUT = recache.compile(
     r"^(?:(?:\S*/)?(?:ld(?:\.\w+)?|collect2|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc)(?:-[\d.]+)?: "
     r"|\S+\.(?:c|cc|cpp|cxx|h|hpp|cu|cuh):\d+(?::\d+)?: (?:fatal error|error|warning|note): "
+    r"|nvcc (?:fatal|error|warning)\s*: "
+    # MSVC (triton-windows and inductor on Windows): `C:\t\main.c(123): error C2059: ...`, `LINK : fatal error LNK1181: ...`
+    r"|\S.*?\.(?:c|cc|cpp|cxx|h|hpp)\(\d+\): (?:fatal )?(?:error|warning) C\d+: |LINK : fatal error LNK\d+: "
     r"|compilation terminated\.$)"
 )
 _RULE_LINE = recache.compile(r"^-{4,}$")
