@@ -157,6 +157,15 @@ def test_dynamos_resume_frames_in_a_traceback_cut_before_its_exception_show_a_co
     assert [d.signature for d in diags] == ["compile-error-out-of-view"]
 
 
+def test_resume_frames_in_a_logged_stack_are_no_crash():
+    # TORCH_LOGS=+dynamo's INFO `Stack (most recent call last):` (logging's stack_info) of a healthy compile
+    p = "[2024-02-05 15:21:42,426] [1/0] torch._dynamo.symbolic_convert: [INFO] "
+    lines = [p + "Step 1: torchdynamo start tracing forward m.py:30", p + "Stack (most recent call last):",
+             p + '  File "/srv/m.py", line 12, in <resume in train_step>', p + "    y = self.model(x)",
+             p + '  File "/srv/m.py", line 30, in forward', p + "    return self.head(x)"]
+    assert [d for d in _lines(lines) if d.family == "dynamo"] == []
+
+
 def test_resume_frames_above_an_eager_exception_are_no_dynamo_crash():
     lines = ["Traceback (most recent call last):",
              '  File "/srv/m.py", line 12, in <resume in forward>', "    y = self.head(x)",

@@ -157,6 +157,7 @@ class _Draft:
     structured: bool = False  # 2.7+ Explanation/Hint/Developer debug context sections were seen
     gb_artifact: bool = False  # lines came from the graph_breaks logger
     repr_close: str = ""  # an exception's repr split at its `\n`: the quote and parenthesis that end it
+    logged_stack: bool = False  # frames in INFO/DEBUG records: a logged stack (`stack_info`), not a crash's
     saw_user_code: bool = False
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
@@ -218,7 +219,7 @@ class _Draft:
         if typed and chain and points_elsewhere(chain[-1].message):
             evidence = "reraise"  # "... See root cause above.": a server's wrapper of a crash printed before
         machinery = any(is_compile_machinery(f) for b in chain for f in b.frames) or \
-            not typed and any(is_compiled_code(f) for b in chain for f in b.frames)
+            not typed and not self.logged_stack and any(is_compiled_code(f) for b in chain for f in b.frames)
         if machinery and not typed:
             evidence = "compile-machinery"  # torch.compile's own frames, its exception line out of view
         dynamo = None
@@ -843,6 +844,7 @@ class _Stream:
     def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
         # A traceback whose head was cut off (common in pasted fragments).
         d = self._open(_tb_kind(line), line, TB)
+        d.logged_stack = line.level in ("DEBUG", "INFO")
         self._add_frame(d.block().frames, m)
         return True
 
