@@ -149,11 +149,29 @@ def traced_chain(record: CrashRecord) -> tuple[Frame, ...]:
     if called:
         return called
     if record.dynamo is not None:
-        return ()
+        return _raised_in_view(record)
     for block in reversed(record.chain):
         if block.frames:
             return block.frames
     return ()
+
+
+# `'NoneType' object has no attribute 'shape'`: the attribute an AttributeError (or dynamo's wrapper of one) names
+_NO_ATTRIBUTE = recache.compile(r"has no attribute '(?P<attr>\w+)'")
+
+
+def _raised_in_view(record: CrashRecord) -> tuple[Frame, ...]:
+    """A dynamo exception's traceback without dynamo's frames (cut, or stripped) is the user's call of the compiled
+    function, except where its innermost frame is the line that raised: an attribute error whose attribute that
+    frame's source line reads (`x = emb.shape` under `'NoneType' object has no attribute 'shape'`)."""
+    h = record.headline
+    if h is None or not h.frames or any(is_machinery(f.file) for b in record.chain for f in b.frames):
+        return ()
+    m = _NO_ATTRIBUTE.search(h.message or "")
+    inner = h.frames[-1]
+    if m is None or not is_changeable(inner) or f".{m.group('attr')}" not in (inner.source or ""):
+        return ()
+    return h.frames
 
 
 def called_by_machinery(record: CrashRecord) -> tuple[Frame, ...]:

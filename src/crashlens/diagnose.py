@@ -947,6 +947,17 @@ def _piece_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     return best[1] if best else None
 
 
+def _cut_finding_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """A non-fatal finding that lost the frames naming its place (another rank's copy of the same log
+    record, cut by the paste's end or by the other ranks' lines) is the copy that kept them: the same
+    signature and message, that copy naming a culprit. The nearest such copy."""
+    if d.fatal or d.culprit is not None or d.exception is None or not d.exception[1].strip() or not d.occurrences:
+        return None
+    fit = [e for e in hosts if e is not d and not e.fatal and e.culprit is not None and e.signature == d.signature
+           and e.exception == d.exception]
+    return _nearest(d, fit)
+
+
 def _deeper_piece_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The piece that shows more of the same path: a copy (a server's re-raise with the `from user code:`
     frames it quoted, cut short) whose frames are the start of an exception-less piece's, of the same
@@ -1125,7 +1136,8 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             or _announced_host(d, typed) \
             or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _wrapping_host(d, typed) \
             or _chained_host(d, diags) \
-            or _introduced_host(d, typed + raised) or _piece_host(d, diags) or _deeper_piece_host(d, placed)
+            or _introduced_host(d, typed + raised) or _piece_host(d, diags) or _deeper_piece_host(d, placed) \
+            or _cut_finding_host(d, diags)
         if h is not None:
             into[id(d)] = id(h)
 

@@ -121,6 +121,17 @@ BANNER = _BANNER  # also the trailer that ends a dynamo report (traceback.py)
 # break and 24 ops` then `Break reasons:` and the numbered reasons; 2.1+'s ExplainOutput `Break Reason 1:`
 # (printed once per break, so a report without breaks starts nothing).
 EXPLAIN = recache.compile(r"^(?:Dynamo produced \d+ graphs ?with \d+ graph breaks?\b|Break Reason \d+:$)")
+# The minifier's warning (TORCHDYNAMO_REPRO_AFTER="dynamo", repro/after_dynamo.py 2.1-2.13, debug_utils.py 2.0):
+# the backend raised on the captured graph, the minifier writes its script, then the error is re-raised.
+_MINIFIER = recache.compile(r"^Compiled Fx GraphModule failed\. Creating script to minify the error\.")
+# A dynamo exception in a listing of local variables (pytest's `--showlocals` / `-l` long tracebacks, and
+# IPython's verbose mode): `cur_exn = Unsupported('torch.* op returned non-Tensor\n  Explanation: ...')`, the
+# repr of the exception eval_frame's compile_wrapper is about to re-raise, its traceback out of view. A long
+# repr's `\n` escapes are split into lines by frame.py: then its first line opens, the quote closes it.
+EXC_REPR_LOCAL = recache.compile(
+    r"^(?:[A-Za-z_]\w* = [^=]*?, )?[A-Za-z_]\w* = (?P<type>(?:[a-z_]\w*\.)*(?:Unsupported|UserError|TorchRuntimeError"
+    r"|InternalTorchDynamoError|BackendCompilerFailed|InductorError))\((?P<q>['\"])(?P<msg>.+?)(?P<end>(?P=q)\).*)?$"
+)
 # symbolic_convert's log of an inlining attempt that raised (TORCH_LOGS=+dynamo, all versions).
 _FAILED_INLINING = recache.compile(
     r"^FAILED INLINING <code object (?P<func>[^\s>]+) at 0x[0-9a-fA-F]+, file \"(?P<file>[^\"]+)\", line (?P<line>\d+)>"
@@ -224,6 +235,9 @@ RULES: tuple[Rule, ...] = (
     Rule("graph-break-reason", (b"Reason: ",), GB_LOG_REASON, first="R", when=lambda line: line.artifact == "graph_breaks"),
     Rule("banner", (b"TORCHDYNAMO_VERBOSE", b"You can suppress this exception"), _BANNER, first="SY"),
     Rule("failed-inlining", (b"FAILED INLINING",), _FAILED_INLINING, first="F"),
+    # its markers hold the exception rule's (`Unsupported`, `Error`, `BackendCompilerFailed`): no slots of its own
+    Rule("exception-repr", (b"Unsupported(", b"Error(", b"BackendCompilerFailed("), EXC_REPR_LOCAL, covered_by="exception"),
+    Rule("minifier", (b"Compiled Fx GraphModule failed",), _MINIFIER, first="C"),
     # `Dynamo ` is also the marker of the rules below that name Dynamo: one slot of the native locator's 64
     Rule("explain", (b"Dynamo ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
@@ -343,6 +357,21 @@ def points_elsewhere(message: str) -> bool:
 
 def is_compile_machinery(f: Frame) -> bool:
     return any(m.holds(f) for m in COMPILE_MACHINERY)
+
+
+# Frames of code torch.compile made, which say a traceback whose exception is out of view is torch.compile's:
+# dynamo's resume functions (`<resume in f>`, resume_execution.py: the rest of a frame after a graph break,
+# compiled in turn), and the input checks of the module inductor generated (`torchinductor_<user>/xx/c<hash>.py`,
+# `assert_size_stride(` / `assert_alignment(`: the compiled graph got inputs it was not compiled for). Not
+# COMPILE_MACHINERY: they also run when compiled code runs, so they are evidence only where no exception is in view.
+_GENERATED_MODULE = recache.compile(r"torchinductor_[^/\\]+[/\\]\w+[/\\]c\w+\.py$")
+_GENERATED_CHECKS = ("assert_size_stride(", "assert_alignment(")
+
+
+def is_compiled_code(f: Frame) -> bool:
+    if f.function.startswith("<resume in "):
+        return True
+    return (f.source or "").lstrip().startswith(_GENERATED_CHECKS) and _GENERATED_MODULE.search(f.file) is not None
 
 
 # One scan for every rule's text markers: most lines of a log are evidence of nothing, and this says so

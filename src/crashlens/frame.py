@@ -89,10 +89,10 @@ _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
 )
 
 # A log line indented as a whole (a paste inside a markdown list or a quoted reply): the blanks before a
-# server's or torch's own line prefix, which no traceback line starts with.
+# server's or torch's own line prefix (torchrun's `[rank0]:` too), which no traceback line starts with.
 _INDENTED_LOG = recache.compile(
     r"[ \t]{1,12}(?=[VIWEC]\d{4}[ ][^\s\]]+:\d+\]|[VIWEC]\d{4} \d\d:\d\d:|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
-    r"|\[\d{4}-\d\d-\d\d \d\d:)"
+    r"|\[\d{4}-\d\d-\d\d \d\d:|(?:\[[A-Za-z_][\w-]{0,40}\])?\[rank\d+\]:)"
 )
 # Key-value tags a log shipper appends to every line (`... line 373 #torch_elastic_rank="2" #callSite="..."`).
 _TAG_SUFFIX = recache.compile(r'(?: #\w+="[^"]*")+\s*$')
@@ -190,6 +190,8 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     logged_at: str | None = None
     prefixed = record_start = False
     local_rank: str | None = None
+    if text[:1] == "`" and text.endswith("`") and len(text) > 2 and "`" not in text[1:-1]:
+        text = text[1:-1]  # a line pasted as markdown inline code: `RuntimeError: ...`
     while text:
         got = _next_prefix(text)
         if got is None:

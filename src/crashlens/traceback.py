@@ -32,6 +32,7 @@ from .evidence import (
     exception_match,
     first_evidence,
     is_compile_machinery,
+    is_compiled_code,
     may_be_evidence,
     points_elsewhere,
 )
@@ -67,6 +68,25 @@ _GB_ID = recache.compile(r"[Gg][Bb](\d{4})")
 _ELISION = recache.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
 # a UserError's stack (`User Stack (most recent call last):`), and the user frame that specialised a dynamic
 # dimension under a ConstraintViolationError (`User stack:`, torch 2.9+)
+# output_graph's warning when the backend raised a fake-tensor exception (2.1-2.5): the message, the user
+# stack dynamo was tracing (root_tx.format_frame_summary()), then its last line; the graph breaks there.
+_FAKE_FALLBACK_AT = recache.compile(r"^Backend compiler failed with a fake tensor exception at\s*$")
+_FAKE_FALLBACK_END = "Adding a graph break."
+# A compiler's or linker's stderr (the build inductor or triton ran in a subprocess) printed into the middle
+# of a traceback: gcc / ld / collect2 diagnostics, `file.c:4:10: fatal error: ...`, `compilation terminated.`
+_TOOLCHAIN_OUTPUT = recache.compile(
+    r"^(?:(?:\S*/)?(?:ld(?:\.\w+)?|collect2|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc)(?:-[\d.]+)?: "
+    r"|\S+\.(?:c|cc|cpp|cxx|h|hpp|cu|cuh):\d+(?::\d+)?: (?:fatal error|error|warning|note): "
+    r"|nvcc (?:fatal|error|warning)\s*: "
+    # MSVC (triton-windows and inductor on Windows): `C:\t\main.c(123): error C2059: ...`, `LINK : fatal error LNK1181: ...`
+    r"|\S.*?\.(?:c|cc|cpp|cxx|h|hpp)\(\d+\): (?:fatal )?(?:error|warning) C\d+: |LINK : fatal error LNK\d+: "
+    r"|compilation terminated\.$)"
+)
+_RULE_LINE = recache.compile(r"^-{4,}$")
+_REPR_ESCAPE = recache.compile(r"\\(.)")
+# words only dynamo's messages hold: a repr of a type named like one of dynamo's is dynamo's when its text says so
+_DYNAMO_OWN_TYPES = ("TorchRuntimeError", "InternalTorchDynamoError", "BackendCompilerFailed", "InductorError")
+_DYNAMO_REPR_TEXT = recache.compile(r"Explanation: |TORCHDYNAMO_VERBOSE|TORCH_LOGS=|torch\._dynamo|from user code:")
 _USER_STACK = recache.compile(r"^User [Ss]tack(?: \(most recent call last\))?:\s*$")
 # Lines that look like a new log record rather than more of an exception message.
 _LOGLIKE = recache.compile(
@@ -96,7 +116,10 @@ _EXPLAIN_LINE = recache.compile(r"^(?:Break [Rr]easons?(?: \d+)?:|Graph Count:|O
 _EXPLAIN_TAIL = recache.compile(r"^(?:Ops per Graph:|Out Guards:|Compile Times:)")
 _CALL_NAME = recache.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\(")
 _GB_USER_TB = recache.compile(r"^(?:User code traceback:|The graph break occurred in the following user code:)\s*$")
-_RECOMPILE_BODY_TAIL = ("last reason: ", 'To log all recompilation reasons, use TORCH_LOGS="recompiles"')
+# what only the recompile-limit warning prints under its `function:` line: 2.1+ `last reason:` and its
+# TORCH_LOGS hint; 2.0's `reasons:` and `to diagnose recompilation issues, see <troubleshooting url>.`
+_RECOMPILE_BODY_TAIL = ("last reason: ", 'To log all recompilation reasons, use TORCH_LOGS="recompiles"', "reasons: ",
+                        "to diagnose recompilation issues, see ")
 _RECOMPILE_FN = recache.compile(r"^\s*function: '(?P<func>[^']*)' \((?P<file>.+?):(?P<line>\d+)\)")
 
 
@@ -130,6 +153,8 @@ class _Draft:
     dynamo_body: bool = False  # dynamo-only text (sections, `from user code:`) was seen
     structured: bool = False  # 2.7+ Explanation/Hint/Developer debug context sections were seen
     gb_artifact: bool = False  # lines came from the graph_breaks logger
+    repr_close: str = ""  # an exception's repr split at its `\n`: the quote and parenthesis that end it
+    logged_stack: bool = False  # frames in INFO/DEBUG records: a logged stack (`stack_info`), not a crash's
     saw_user_code: bool = False
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
@@ -190,7 +215,8 @@ class _Draft:
         evidence = None if typed else self.evidence
         if typed and chain and points_elsewhere(chain[-1].message):
             evidence = "reraise"  # "... See root cause above.": a server's wrapper of a crash printed before
-        machinery = any(is_compile_machinery(f) for b in chain for f in b.frames)
+        machinery = any(is_compile_machinery(f) for b in chain for f in b.frames) or \
+            not typed and not self.logged_stack and any(is_compiled_code(f) for b in chain for f in b.frames)
         if machinery and not typed:
             evidence = "compile-machinery"  # torch.compile's own frames, its exception line out of view
         dynamo = None
@@ -507,7 +533,7 @@ class _Stream:
                          and line.prefixed and not _starts_record(text)):
             if d.evidence == "recompile-body" and stripped.startswith(_RECOMPILE_BODY_TAIL):
                 d.dynamo_body = True  # what only the recompile-limit warning prints
-            if text.startswith(("To log all recompilation reasons", "To diagnose")):
+            if text.startswith(("To log all recompilation reasons", "To diagnose", "to diagnose recompilation")):
                 if d.evidence == "recompile-body":
                     d.block().message_lines.append(stripped)
                 return True
@@ -517,6 +543,10 @@ class _Stream:
         if not stripped:
             return True
         if text.startswith(("To log all recompilation reasons", "To diagnose recompilation")):
+            return True
+        if d.evidence == "recompile-body" and text.startswith("to diagnose recompilation issues, see "):
+            d.dynamo_body = True  # 2.0's last line of the warning, at column 0
+            d.block().message_lines.append(stripped)
             return True
         self._unkeep(d)
         self._end(out, True)
@@ -569,6 +599,8 @@ class _Stream:
         if not stripped:
             self.blank_run += 1
             return True
+        if _TOOLCHAIN_OUTPUT.match(text):
+            return True  # a build's stderr interleaved with the traceback: not its source line nor its exception
         if FRAME_CUT.match(text):
             return True  # a frame line cut by a wrap whose rest did not follow (Rewrap): no frame to read
         if d.ipython and stripped.startswith(("->", "-->")) or d.ipython and IPY_SOURCE.match(text):
@@ -641,6 +673,10 @@ class _Stream:
             d.trailer = True
             self.state = AFTER
             return True
+        if stripped == _FAKE_FALLBACK_END:
+            d.block().message_lines.append(stripped)
+            self.state = AFTER
+            return True
         if self._unindented_source(d.user_frames, text):
             return True
         self._unkeep(d)
@@ -659,6 +695,19 @@ class _Stream:
             self._unkeep(d)
             self._end(out, True)
             return False
+        if st == BODY and _RULE_LINE.match(stripped) and d.blocks and _DYNAMO_TYPE.search(d.blocks[-1].type):
+            # a rule under a dynamo message, as a blank line: the stack below it is the user code it traced
+            self.state = AFTER
+            return True
+        if d.repr_close and stripped.endswith(d.repr_close):
+            last = stripped[: -len(d.repr_close)].strip()
+            if last and not self._dynamo_section(d, last) and not _TRAILER.match(last):
+                d.block().message_lines.append(last)
+            d.repr_close = ""
+            d.trailer = True
+            self.state = AFTER
+            self.section = None
+            return True
         if USER_CODE.match(text):
             d.dynamo_body = True
             d.saw_user_code = True
@@ -781,6 +830,7 @@ class _Stream:
     def _open_frame(self, line: LogLine, m: re.Match[str]) -> bool:
         # A traceback whose head was cut off (common in pasted fragments).
         d = self._open(_tb_kind(line), line, TB)
+        d.logged_stack = line.level in ("DEBUG", "INFO")
         self._add_frame(d.block().frames, m)
         return True
 
@@ -1034,6 +1084,41 @@ class _Stream:
         # warning is an error suppress_errors swallowed (the run goes on eagerly): not fatal.
         kind = "warning" if line.level == "WARNING" else "partial"
         d = self._open(kind, line, BODY, lead=line.logger or "torch._inductor", section="message", evidence="torch-log")
+        d.new_block().message_lines.append(line.text.strip())
+        d.dynamo_body = True
+        if _FAKE_FALLBACK_AT.match(line.text):
+            self.state = USER  # the frames it names next are the user code dynamo was tracing
+        return True
+
+    def _open_exception_repr(self, line: LogLine, m: re.Match[str]) -> bool:
+        # the repr's escapes undone: its `\n` are the message's lines (Explanation, Hint, the trailer)
+        msg = _REPR_ESCAPE.sub(lambda e: "\n" if e.group(1) == "n" else e.group(1), m.group("msg"))
+        t = m.group("type")
+        closed = m.group("end") is not None
+        if closed and not (_DYNAMO_REPR_TEXT.search(msg) or t.endswith(_DYNAMO_OWN_TYPES)) or \
+                not closed and not t.endswith(_DYNAMO_OWN_TYPES) and not t.endswith("Unsupported"):
+            return False  # another library's `Unsupported` / `UserError`
+        lines = msg.split("\n")
+        d = self._open("partial", line, BODY)
+        b = d.new_block()
+        b.type = t
+        b.message_lines.append(lines[0].strip())
+        for text in lines[1:]:
+            if text.strip() and not self._dynamo_section(d, text) and not _TRAILER.match(text.strip()):
+                b.message_lines.append(text.strip())
+        d.dynamo_body = True
+        if closed:
+            d.trailer = True  # a repr is the whole exception: what follows it is not its message
+            self.state = AFTER
+            self.section = None
+        else:
+            d.repr_close = m.group("q") + ")"  # the rest of the repr follows, split at its `\n`
+            self.section = "message"
+        return True
+
+    def _open_minifier(self, line: LogLine, m: re.Match[str]) -> bool:
+        # the compile failed and the minifier caught it (it re-raises the error after writing its script)
+        d = self._open("partial", line, BODY, lead=line.logger or "torch._dynamo", section="message", evidence="torch-log")
         d.new_block().message_lines.append(line.text.strip())
         d.dynamo_body = True
         return True
@@ -1290,6 +1375,8 @@ _OPENERS = {
     "torch-log": _Stream._open_torch_log,
     "finding-log": _Stream._open_torch_log,
     "codegen-error": _Stream._open_torch_log,
+    "minifier": _Stream._open_minifier,
+    "exception-repr": _Stream._open_exception_repr,
     "exception": _Stream._open_exception,
 }
 
