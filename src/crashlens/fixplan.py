@@ -2121,7 +2121,8 @@ class _SelfToParam(ast.NodeTransformer):
 
 _PURE_READS = frozenset({"len", "sorted", "list", "tuple", "set", "frozenset", "isinstance", "str", "repr", "id",
                          "hash", "sum", "min", "max", "any", "all", "enumerate", "zip", "iter", "bool", "int",
-                         "float", "deepcopy", "copy", "getsizeof", "dict", "reversed", "type"})
+                         "float", "deepcopy", "copy", "getsizeof", "dict", "reversed", "type", "bisect",
+                         "bisect_left", "bisect_right", "nsmallest", "nlargest", "index", "map", "filter"})
 _READ_METHODS = frozenset({"get", "keys", "values", "items", "copy", "count", "index", "__contains__"})
 
 
@@ -2306,6 +2307,12 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
                     pulled = True
         if not pulled:
             break
+    imported = {k for k, v in _import_aliases(tree).items() if v != "torch" and k not in torch_names}
+    python_part = any(isinstance(n, ast.Call) and not _tensorish(n, tensors, torch_names)
+                      or isinstance(n, (ast.If, ast.For, ast.While, ast.Compare, ast.ListComp, ast.DictComp,
+                                        ast.SetComp, ast.GeneratorExp))
+                      or isinstance(n, ast.Name) and n.id in imported
+                      for st in parts for n in ast.walk(st))
     # the inputs: the function's parameters and earlier tensors it reads, plain attributes of self
     param_names = {p.arg: p for p in params}
     inputs: list[tuple[str, str]] = []
@@ -2417,6 +2424,11 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     if dynamic:
         raise PlanError(f"{rel}: the lines call `{dynamic[0]}`, whose output shape depends on the values: no fake "
                         "can give it")
+    if not python_part:
+        # `return q * cos`, `return x * step + 1`: tensor code dynamo traces (the crash is a device, a guard, a
+        # recompile): nothing in the lines is Python an op would keep from it
+        raise PlanError(f"{rel}: the lines are tensor code dynamo traces, no Python of their own: an opaque op "
+                        "would not change what it fails on")
     for st in region:
         for n in ast.walk(st):
             if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store) \
@@ -2501,6 +2513,10 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
             f"`{name}` (module level), run as an opaque custom op: the same code computes the same values at run "
             "time, and dynamo sees one node (for inference: no gradient flows through the op; training needs "
             "torch.library.register_autograd)")
+    whole = region[0] is body[0] and ret
+    if whole:
+        note += (f"; the op is the whole body of `{fn.name}`: nothing in it is compiled (what calls it still is): "
+                 "a person may prefer to move the Python part out of it")
     extra = (note,) + (((f"{_rel(where.path)}: {_isolated_shim_note()}"),) if objects else ()) \
         + ((where.moved,) if where.moved else ())
     return _opaque_call(s, where.path, call1.lineno, text1, site, call1, newfn, tree1, qualified, extra,
