@@ -75,14 +75,23 @@ def test_a_time_stamp_read_only_by_a_warning_branch_is_guarded_with_that_branch(
 
 
 def test_a_branch_that_raises_is_never_guarded(repro: Path) -> None:
-    """The same check with a raise instead of a log call: skipping it under compile would hide a failure."""
+    """The same check with a raise instead of a log call: skipping it under compile would hide a failure, so it is
+    never guarded; run as an opaque op, the check still raises under compile."""
     f = repro / "heldout2" / "nan_warning.py"
     f.write_text(f.read_text().replace('logger.warning("NaN in CheckedBlock output")',
                                        'raise FloatingPointError("NaN in CheckedBlock output")'))
     before = f.read_bytes()
     p = cl("fix", str(LOGS / "heldout2-nan-warning.log"), "--apply", cwd=repro)
-    assert p.returncode == 1 and "needs a person" in p.stderr
-    assert f.read_bytes() == before
+    # no guard; the only fix left is the opaque op over the check, which raises under compile as in eager
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = f.read_text()
+    assert "is_compiling" not in text
+    tree = ast.parse(text)
+    op = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("forward_lines_"))
+    assert any(isinstance(n, ast.Raise) for n in ast.walk(op))
+    fwd = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    assert op.name in ast.unparse(fwd)
+    assert cl("fix", "--revert", cwd=repro).returncode == 0 and f.read_bytes() == before
 
 
 def test_a_store_on_self_that_forward_reads_back_is_not_skipped(repro: Path) -> None:

@@ -728,10 +728,12 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
 def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, stmt: ast.stmt, call: ast.Call,
                  fn: ast.FunctionDef | ast.AsyncFunctionDef, ctree: ast.AST, qualified: str,
                  extra_notes: tuple[str, ...] = (), title: str | None = None, original: str | None = None,
-                 check_values: bool = False) -> Plan:
+                 check_values: bool = False, handle_class: str | None = None) -> Plan:
     """The call `call` (in `stmt`, at site_path:site_line) of `fn` made a call of a shim module beside the site,
     which makes `fn` an opaque custom op; `site_text` is the site's text the call is in (`original` the file's
-    text on disk, when the plan changed it before)."""
+    text on disk, when the plan changed it before). With `handle_class`, `fn`'s first parameter `self` is an
+    object of that class (in the site's file): the op takes its handle (`id(self)`), the shim keeps a weak
+    reference that the class's `__init__` registers, and the derived fake runs on a copy of the object."""
     ret = _return_schema(fn, ctree)
     if ret is None:
         raise PlanError(f"`{fn.name}` does not return tensors (an opaque op must)")
@@ -745,7 +747,7 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
         raise PlanError(f"`{fn.name}` takes *args/**kwargs")
     params = [*a.posonlyargs, *a.args]
     defaults: list[ast.expr | None] = [None] * (len(params) - len(a.defaults)) + list(a.defaults)
-    if params and params[0].arg in ("self", "cls"):
+    if params and params[0].arg in ("self", "cls") and not (handle_class and params[0].arg == "self"):
         raise PlanError(f"`{fn.name}` is a method")
     kwonly = list(zip(a.kwonlyargs, a.kw_defaults))
     allp = list(zip(params, defaults)) + kwonly
@@ -758,6 +760,14 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
     for kw in call.keywords:
         given[str(kw.arg)] = kw.value
     op_params, op_names, bound, call_args, wrapper_params = [], [], [], [], []
+    if handle_class:
+        # the object: its handle goes through the op, the shim gives the object back (a copy in the fake)
+        allp = allp[1:]
+        op_params.append(("int obj", "obj", None))
+        op_names.append("obj")
+        bound.append("    self = _object(obj)")
+        call_args.append("self")
+        wrapper_params.append("self")
     for p, dflt in allp:
         typ = _schema_type(p.annotation, dflt)
         g = given.get(p.arg)
@@ -807,7 +817,7 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
     else:
         check = fill(_need("derived-fake-check", s.torch), qualified=qualified) if check_values else ""
         fake_body = fill(_need("derived-fake", s.torch), qualified=qualified, op_names=", ".join(op_names),
-                         value_check=check)
+                         value_check=check, isolate=", _isolated(obj)" if handle_class else "")
         fake_note = ("The fake's shapes are DERIVED: no shape rule for this function is in the catalog, so it runs "
                      "the real function once per input shape on zero-filled tensors.")
     callee_expr = ast.unparse(call.func)
@@ -818,7 +828,10 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
         callee_repr=repr(callee_expr), op=op, schema=schema.replace('"', '\\"'), op_params=op_params_text,
         bound_indented="\n".join(bound), call_args=", ".join(call_args),
         op_names=", ".join(op_names), fake_body=fake_body, wrapper=fn.name, params=", ".join(wrapper_params),
+        wrapper_args=", ".join(["id(self)", *op_names[1:]] if handle_class else op_names),
     ) + "\n"
+    if handle_class:
+        text += "\n\n" + _need("object-handle", s.torch).strip("\n") + "\n"
     # the call site: the callee expression becomes the shim's wrapper
     imp, alias = _module_import(site_path, shim)
     new_site = _replace_calls(site_text, call, fn, f"{alias}.{fn.name}")
@@ -826,12 +839,31 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
     add = [fill(_need("shim-import", s.torch), import_stmt=imp),
            fill(_need("shim-bind", s.torch), alias=alias, callee_expr=callee_expr)]
     new_site = _insert_after_imports(new_site, add, new_tree)
+    if handle_class:
+        new_site = _register_in_init(new_site, handle_class, fill(_need("object-keep", s.torch), alias=alias))
     notes = [f"call site: {_rel(site_path)}:{site_line} (`{callee_expr}(...)` becomes `{alias}.{fn.name}(...)`)",
              f"shim: {_rel(shim_path)} (crashlens::{op}, {schema})", fake_note]
     notes.extend(extra_notes)
     edits = (FileEdit(site_path, site_text if original is None else original, new_site), FileEdit(shim_path, None, text))
     return Plan("custom-op", title or f"Make `{qualified}` an opaque custom op at {_rel(site_path)}:{site_line}",
                 tuple(notes), edits, f"custom-op:{site_path}:{op}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _register_in_init(text: str, cls_name: str, line: str) -> str:
+    """`line` (one statement) added as the last statement of `cls_name.__init__` in `text`."""
+    tree = ast.parse(text)
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == cls_name), None)
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None) \
+        if cls is not None else None
+    if init is None:
+        raise PlanError(f"`{cls_name}` has no `__init__` to register the object in")
+    lines = _lines(text)
+    lastst = init.body[-1]
+    end = lastst.end_lineno or lastst.lineno
+    if _same_line_tail(lines[end - 1], lastst):
+        raise PlanError(f"`{cls_name}.__init__` ends on a line shared with another statement")
+    indent = _indent_of(lines[init.body[0].lineno - 1])
+    return "".join(lines[:end] + [indent + line.strip("\n") + _newline(text)] + lines[end:])
 
 
 def _through_partial(tree: ast.AST, stmt: ast.stmt, line: int, name: str) -> ast.Call | None:
@@ -2113,6 +2145,8 @@ def _tensorish(v: ast.expr | None, tensors: set[str], torch_names: set[str]) -> 
     if isinstance(v, ast.Call):
         f = v.func
         if isinstance(f, ast.Attribute):
+            if isinstance(f.value, ast.Name) and f.value.id == "self" and f"self.{f.attr}()" in tensors:
+                return True  # `self.head(h)`: a submodule __init__ built (torch.nn.Linear), called
             dotted = _dotted(f)
             if dotted is not None and dotted.split(".")[0] in torch_names:
                 # torch.ones, torch.nn.functional.pad, torch.linalg.norm: not a class (torch.Generator), not a
@@ -2232,6 +2266,48 @@ def _init_attr_type(cls: ast.ClassDef, attr: str) -> str | None:
     return found[0]
 
 
+def _init_submodules(cls: ast.ClassDef, tree: ast.Module) -> set[str]:
+    """The attributes __init__ sets to a module it builds: `self.head = torch.nn.Linear(d, v)`, `nn.Sequential(...)`,
+    or a class of this file whose bases name a Module; calling one makes a tensor."""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None:
+        return set()
+    local = {c.name for c in tree.body if isinstance(c, ast.ClassDef)
+             and any((_dotted(b) or "").split(".")[-1] == "Module" for b in c.bases)}
+    found: dict[str, bool] = {}
+    for n in ast.walk(init):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    v = n.value
+                    dotted = (_dotted(v.func) or "") if isinstance(v, ast.Call) else ""
+                    last = dotted.split(".")[-1]
+                    ok = bool(last[:1].isupper()) and last not in ("ModuleList", "ModuleDict", "ParameterList",
+                                                                   "ParameterDict", "Parameter") and (
+                        dotted.startswith(("torch.nn.", "nn.")) or dotted in local)
+                    found[t.attr] = found.get(t.attr, True) and ok
+    return {k for k, ok in found.items() if ok}
+
+
+def _tensor_operands(e: ast.expr) -> list[str]:
+    """The names an argument is computed from as a tensor operand: `x` in `x`, `x * noise`, `-x`, `x[rows]`."""
+    if isinstance(e, ast.Name):
+        return [e.id]
+    if isinstance(e, ast.BinOp):
+        return _tensor_operands(e.left) + _tensor_operands(e.right)
+    if isinstance(e, ast.UnaryOp) and not isinstance(e.op, ast.Not):
+        return _tensor_operands(e.operand)
+    if isinstance(e, ast.Subscript):
+        return _tensor_operands(e.value)
+    return []
+
+
+def _isolated_shim_note() -> str:
+    return ("the object's own state (`self.<attr>` the lines read or change: a container, a random.Random, a "
+            "submodule) is reached through a weak handle the object registers in `__init__`; the derived fake "
+            "runs the lines on a copy of the object that shares its tensors, so tracing changes none of its state")
+
+
 class _SelfToParam(ast.NodeTransformer):
     def __init__(self, names: dict[str, str]) -> None:
         self.names = names
@@ -2243,13 +2319,25 @@ class _SelfToParam(ast.NodeTransformer):
         return node
 
 
+_PURE_READS = frozenset({"len", "sorted", "list", "tuple", "set", "frozenset", "isinstance", "str", "repr", "id",
+                         "hash", "sum", "min", "max", "any", "all", "enumerate", "zip", "iter", "bool", "int",
+                         "float", "deepcopy", "copy", "getsizeof", "dict", "reversed", "type", "bisect",
+                         "bisect_left", "bisect_right", "nsmallest", "nlargest", "index", "map", "filter"})
+_READ_METHODS = frozenset({"get", "keys", "values", "items", "copy", "count", "index", "__contains__"})
+
+
 def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     """`counts = collections.Counter(tokens.tolist())` ... `factors[tok] = ...`, then `return logits * factors`:
-    the statements of the function, from the one dynamo could not trace, that compute ONE tensor the rest of
-    the function uses, in Python (a tolist() into a Counter, a numpy generator made and drawn from, a loop that
-    stops on .item()). They become a function of the module, called as an opaque custom op: at run time the
-    same Python computes the same values, and dynamo sees one node. Only when they read nothing of the object
-    but plain numbers and strings set in __init__, change none of their inputs, and the tensor comes out."""
+    the statements of the function, from the one dynamo could not trace, that compute in Python (a tolist()
+    into a Counter, a numpy generator made and drawn from, a loop that stops on .item(), a heapq free list, a
+    hash of the bytes) the tensors the rest of the function uses (or what it returns). They become a function
+    of the module, called as an opaque custom op: at run time the same Python computes the same values, and
+    dynamo sees one node. The op takes the function's tensors and numbers and the plain numbers, strings and
+    tensors the object keeps; when the lines use the object's own state (a container they change, a
+    random.Random they draw from, a submodule they call), the op reaches the object through a handle it
+    registers in __init__, and the derived fake runs the lines on a copy of it, so tracing changes none of
+    its state. Never when the lines change a tensor in place that they did not make (an input, a buffer), nor
+    state that the rest of the function reads too."""
     if s.caller is not None:
         return None  # the culprit is in a library the user's code calls: its entry call is the op to make
     found = _culprit_stmt(s, loc)
@@ -2276,14 +2364,24 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     defaults = dict(zip([p.arg for p in params[len(params) - len(a.defaults):]], a.defaults)) if a.defaults else {}
     torch_names = {k for k, v in _import_aliases(tree).items() if v == "torch"}
     module_names = {k for k in _import_aliases(tree)} | {
-        n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))} | {
+        n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))} | {
         t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
     cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None) if is_method else None
 
+    # what the function knows to be tensors: the submodules __init__ builds (called, they make one), the
+    # tensors the object keeps, the parameters used as tensors, and the locals made from them
+    base: set[str] = set()
+    if cls is not None:
+        base |= {f"self.{m}()" for m in _init_submodules(cls, tree)}
+        base |= {f"self.{n.attr}" for n in ast.walk(fn) if isinstance(n, ast.Attribute)
+                 and isinstance(n.value, ast.Name) and n.value.id == "self"
+                 and _init_attr_type(cls, n.attr) == "torch.Tensor"}
+
     # what each parameter is: the type its annotation or default says, else a tensor when the function uses
-    # an attribute of it (`x.shape`, `x.pow(2)`)
-    def param_type(p: ast.arg, region: list[ast.stmt]) -> str | None:
+    # an attribute of it (`x.shape`, `x.pow(2)`) or passes it, as an operand, to what makes a tensor
+    # (`self.head(h)`, `torch.empty_like(x)`, `self.gate(x * noise)`)
+    def param_type(p: ast.arg) -> str | None:
         if p.annotation is not None:
             ann = ast.unparse(p.annotation)
             return "torch.Tensor" if ann in ("Tensor", "torch.Tensor") else ann if ann in _PY_TYPES.values() else None
@@ -2291,56 +2389,97 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
         if isinstance(d, ast.Constant) and type(d.value) in _PY_TYPES:
             return _PY_TYPES[type(d.value)]
         if any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == p.arg
-               for st in region for n in ast.walk(st)):
+               for st in body for n in ast.walk(st)):
+            return "torch.Tensor"
+        if d is None and any(isinstance(n, ast.Call) and _tensorish(n, base, torch_names)
+                             and any(p.arg in _tensor_operands(x) for x in n.args)
+                             for st in body for n in ast.walk(st)):
             return "torch.Tensor"
         return None
 
+    base |= {p.arg for p in params if param_type(p) == "torch.Tensor"}
+
+    def known_upto(end: int) -> set[str]:
+        known = set(base)
+        for _ in range(2):  # twice: a loop may make a name before the line that reads it
+            for name, v in _assigns_in_order(body[: end + 1]):
+                if _tensorish(v, known, torch_names):
+                    known.add(name)
+        return known
+
+    def first_store(name: str, region: list[ast.stmt]) -> tuple[int, int]:
+        return min(((n.lineno, n.col_offset) for st in region for n in ast.walk(st)
+                    if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)), default=(0, 0))
+
+    def stored_here(stmts: list[ast.stmt]) -> set[str]:
+        return {n.id for st in stmts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def self_attrs(stmts: list[ast.AST]) -> dict[str, bool]:
+        """`self.<attr>` the statements use, and whether they may change it (a store, a del, a call that is no
+        plain read: `heapq.heappop(self.free)`, `self.rng.uniform(...)`; calling a submodule is a read)."""
+        par = {id(c): p for st in stmts for p in ast.walk(st) for c in ast.iter_child_nodes(p)}
+        out: dict[str, bool] = {}
+        for st in stmts:
+            for n in ast.walk(st):
+                if not (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"):
+                    continue
+                up = par.get(id(n))
+                changed = not isinstance(n.ctx, ast.Load)
+                if isinstance(up, (ast.Subscript, ast.Attribute)) and up.value is n \
+                        and not isinstance(up.ctx, ast.Load):
+                    changed = True
+                if isinstance(up, ast.Attribute) and up.value is n:
+                    call = par.get(id(up))
+                    if isinstance(call, ast.Call) and call.func is up and up.attr not in _READ_METHODS:
+                        changed = True
+                if isinstance(up, ast.Call) and up.func is not n and (_terminal(up.func) or "") not in _PURE_READS:
+                    changed = True
+                out[n.attr] = out.get(n.attr, False) or changed
+        return out
+
     start = idx
     for _ in range(len(body)):
-        # the region's end: the first statement after which exactly one tensor it makes is read further on
+        # the region's end: the first statement after which every value it makes that is read further on is a
+        # tensor (or it reaches the function's last statement, a return of tensors)
         choice = None
+        tensors: set[str] = set(base)
         for end in range(start, len(body)):
             region = body[start : end + 1]
+            last_ret = end == len(body) - 1 and isinstance(body[end], ast.Return)
+            inner = region[:-1] if last_ret else region
             if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal, ast.Await))
-                   for st in region for n in ast.walk(st)):
+                   for st in inner for n in ast.walk(st)) or last_ret and any(
+                    isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(body[end])):
+                break
+            tensors = known_upto(end)
+            if last_ret:
+                v = body[end].value  # type: ignore[attr-defined]
+                vals = v.elts if isinstance(v, ast.Tuple) else [v]
+                if v is not None and vals and all(_tensorish(e, tensors, torch_names) for e in vals):
+                    choice = (end, [], None, True)
                 break
             stored = {n.id for st in region for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
             after = {n.id for st in body[end + 1 :] for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
             outs = stored & after
+            if outs and all(o in tensors for o in outs) and len(outs) <= 8:
+                choice = (end, sorted(outs, key=lambda o: first_store(o, region)), None, False)
+                break
             if len(outs) == 1:
-                choice = (end, outs.pop())
-                # a tensor only if built from one: decided below, with the inputs known
-                before = {n.id for st in body[:start] for n in ast.walk(st) if isinstance(n, ast.Name)
-                          and isinstance(n.ctx, ast.Store)}
-                tensors = {p.arg for p in params if param_type(p, body) == "torch.Tensor"}
-                if cls is not None:
-                    tensors |= {f"self.{n.attr}" for st in region for n in ast.walk(st)
-                                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-                                and n.value.id == "self" and _init_attr_type(cls, n.attr) == "torch.Tensor"}
-                for name, v in _assigns_in_order(body[:start]):
-                    if _tensorish(v, tensors, torch_names):
-                        tensors.add(name)
-                for name, v in _assigns_in_order(region):
-                    if _tensorish(v, tensors, torch_names):
-                        tensors.add(name)
-                if choice[1] in tensors:
-                    choice = (end, choice[1], None)
-                    break
-                made = [v for name, v in _assigns_in_order(region) if name == choice[1]]
+                out1 = next(iter(outs))
+                made = [v for name, v in _assigns_in_order(region) if name == out1]
                 # an object built by a call (a generator, an RNG), not a container whose length the values
                 # may decide (`rows = [kv[i] for i in range(int(n.item()))]`)
-                tail = _tail_call(body, end, choice[1], tensors, torch_names) \
+                tail = _tail_call(body, end, out1, tensors, torch_names) \
                     if len(made) == 1 and isinstance(made[0], ast.Call) else None
                 if tail is not None:
                     # `g = torch.Generator().manual_seed(s)`, then `... torch.randn(x.shape, generator=g)`: the
                     # object is made only for that call, whose tensor comes out
-                    choice = (end, choice[1], tail)
+                    choice = (end, [out1], tail, False)
                     break
-                choice = None
         if choice is None:
-            raise PlanError(f"{rel}: no run of statements from here computes one tensor the rest of "
+            raise PlanError(f"{rel}: no run of statements from here computes one tensor (or several) the rest of "
                             f"`{fn.name}` uses: make an opaque op of that computation by hand")
-        end, out, tail = choice
+        end, outs, tail, ret = choice
         region = body[start : end + 1]
         before_locals = {n.id for st in body[:start] for n in ast.walk(st) if isinstance(n, ast.Name)
                          and isinstance(n.ctx, ast.Store)}
@@ -2348,18 +2487,32 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
         loads = [n for st in parts for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         needed_earlier = [n.id for n in loads if n.id in before_locals and n.id not in {p.arg for p in params}]
         pulled = False
-        if needed_earlier and start > 0:
-            # `rng = np.random.default_rng(0)` just before: a value only the region reads comes in with it
+        if start > 0:
             prev = body[start - 1]
             prev_stores = {n.id for n in ast.walk(prev) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
             later = {n.id for st in body[end + 1 :] for n in ast.walk(st) if isinstance(n, ast.Name)}
-            if isinstance(prev, (ast.Assign, ast.AnnAssign)) and prev_stores & set(needed_earlier) \
+            if needed_earlier and isinstance(prev, (ast.Assign, ast.AnnAssign)) and prev_stores & set(needed_earlier) \
                     and not prev_stores & later and not _tensorish(getattr(prev, "value", None), set(), torch_names) \
                     and not (prev_stores & tensors):
+                # `rng = np.random.default_rng(0)` just before: a value only the region reads comes in with it
                 start -= 1
                 pulled = True
+            elif cls is not None and not isinstance(prev, (ast.Return, ast.If, ast.For, ast.While, ast.With,
+                                                         ast.Try, ast.FunctionDef, ast.ClassDef)):
+                # `self.history.append(y)` just before the lines that trim `self.history`: state the lines
+                # change comes in with the statement before that changes or reads it too
+                changed = {k for k, c in self_attrs(parts).items() if c}
+                if changed & set(self_attrs([prev])):
+                    start -= 1
+                    pulled = True
         if not pulled:
             break
+    imported = {k for k, v in _import_aliases(tree).items() if v != "torch" and k not in torch_names}
+    python_part = any(isinstance(n, ast.Call) and not _tensorish(n, tensors, torch_names)
+                      or isinstance(n, (ast.If, ast.For, ast.While, ast.Compare, ast.ListComp, ast.DictComp,
+                                        ast.SetComp, ast.GeneratorExp))
+                      or isinstance(n, ast.Name) and n.id in imported
+                      for st in parts for n in ast.walk(st))
     # the inputs: the function's parameters and earlier tensors it reads, plain attributes of self
     param_names = {p.arg: p for p in params}
     inputs: list[tuple[str, str]] = []
@@ -2367,7 +2520,7 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
         if any(n.id == x for x, _ in inputs):
             continue
         if n.id in param_names:
-            typ = param_type(param_names[n.id], body)
+            typ = param_type(param_names[n.id])
         elif n.id in before_locals:
             typ = "torch.Tensor" if n.id in tensors else _python_type_of(n.id, body[:start])
         else:
@@ -2375,35 +2528,117 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
         if typ is None:
             raise PlanError(f"{rel}: the lines read `{n.id}`, whose type crashlens cannot tell: make an opaque op by hand")
         inputs.append((n.id, typ))
+    used = self_attrs(parts)
+    attrs: list[tuple[str, str]] = []  # passed to the op: plain values and tensors the object keeps
+    objects: set[str] = set()  # reached through the object: its containers, generators, submodules
     parents = {id(c): p for st in parts for p in ast.walk(st) for c in ast.iter_child_nodes(p)}
-    attrs: list[tuple[str, str]] = []
     for st in parts:
         for n in ast.walk(st):
             if not (isinstance(n, ast.Name) and n.id == "self"):
                 continue
             par = parents.get(id(n))
-            if not isinstance(par, ast.Attribute) or not isinstance(par.ctx, ast.Load) or cls is None:
+            if not isinstance(par, ast.Attribute) or cls is None:
                 raise PlanError(f"{rel}: the lines use the object itself (`self`): make an opaque op by hand")
             up = parents.get(id(par))
             typ = _init_attr_type(cls, par.attr)
-            if isinstance(up, ast.Call) and up.func is par or isinstance(up, ast.Attribute) and typ != "torch.Tensor":
-                raise PlanError(f"{rel}: the lines call or reach into `self.{par.attr}`: make an opaque op by hand")
-            if typ is None:
-                raise PlanError(f"{rel}: `self.{par.attr}` is not a plain number or string, nor a tensor, set in "
-                                "__init__")
-            if all(x != par.attr for x, _ in attrs):
-                attrs.append((par.attr, typ))
+            if typ == "torch.Tensor":
+                if used.get(par.attr) and not (isinstance(up, ast.Attribute) and up.value is par
+                                               and isinstance(up.ctx, ast.Load)):
+                    raise PlanError(f"{rel}: the lines change `self.{par.attr}`, a tensor the object keeps: an "
+                                    "opaque op may not")
+                if all(x != par.attr for x, _ in attrs):
+                    attrs.append((par.attr, typ))
+            elif typ is not None and isinstance(par.ctx, ast.Load) and not (
+                    isinstance(up, ast.Call) and up.func is par or isinstance(up, (ast.Attribute, ast.Subscript))
+                    and up.value is par):
+                if all(x != par.attr for x, _ in attrs):
+                    attrs.append((par.attr, typ))
+            else:
+                objects.add(par.attr)
+    if objects:
+        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None) \
+            if cls is not None else None
+        if init is None or any(isinstance(n, ast.Return) for n in ast.walk(init)):
+            raise PlanError(f"{rel}: the lines use the object's own state (`self.{sorted(objects)[0]}`) and its "
+                            "class has no plain `__init__` to register it in: make an opaque op by hand")
+        changed = {k for k in objects if used.get(k)}
+        rest = [st for st in body if not any(st is r for r in region)]
+        outside = changed & set(self_attrs(list(rest)))
+        if outside:
+            raise PlanError(f"{rel}: the lines change `self.{sorted(outside)[0]}`, which `{fn.name}` also uses "
+                            "outside them: dynamo would not see the change: make an opaque op by hand")
+    # state of the module the lines change (a generator they advance, a list they append to, a counter): the
+    # op would change it as eager does, but the derived fake, run while tracing, would change it too
+    module_vars: dict[str, bool] = {}  # name -> whether its value is a container or an iterator (mutable state)
+    gens = {f.name for f in tree.body if isinstance(f, ast.FunctionDef) and _is_generator(f)}
+    for n in tree.body:
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            v = n.value
+            mutable = isinstance(v, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
+                                     ast.GeneratorExp)) or isinstance(v, ast.Call) and (
+                _terminal(v.func) in ("list", "dict", "set", "deque", "defaultdict", "Counter", "OrderedDict",
+                                      "iter", "count", "cycle", "bytearray") or _terminal(v.func) in gens)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if isinstance(t, ast.Name):
+                    module_vars[t.id] = module_vars.get(t.id, False) or mutable
+    for st in parts:
+        for n in ast.walk(st):
+            if not (isinstance(n, ast.Name) and n.id in module_vars and n.id not in stored_here(region)):
+                continue
+            up = parents.get(id(n))
+            name_of = (_terminal(up.func) or "") if isinstance(up, ast.Call) and up.func is not n else None
+            hit = name_of == "next" or module_vars[n.id] and name_of is not None and name_of not in _PURE_READS
+            if isinstance(up, ast.Attribute) and up.value is n and module_vars[n.id]:
+                call = parents.get(id(up))
+                hit = hit or isinstance(call, ast.Call) and call.func is up and up.attr not in _READ_METHODS
+            if isinstance(up, (ast.Subscript, ast.Attribute)) and up.value is n and not isinstance(up.ctx, ast.Load):
+                hit = True
+            if hit:
+                raise PlanError(f"{rel}: the lines change `{n.id}`, state of the module: the derived fake would "
+                                "change it while tracing: make an opaque op with a fake by hand")
+    for st in region:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" \
+                    and isinstance(n.ctx, ast.Store) and cls is not None \
+                    and _init_attr_type(cls, n.attr) not in ("int", "float", "bool", "str"):
+                # `self.weight = nn.Parameter(...)`, `self.last = y`: a tensor or object the lines would make
+                # and keep behind dynamo's back (a lazy Parameter, a cache slot forward reads elsewhere)
+                raise PlanError(f"{rel}: the lines set `self.{n.attr}` (not a plain number or string __init__ "
+                                "sets): an opaque op may not keep it behind dynamo")
+    # `n = int(t.max().item())`, then `for i in range(n)`: a loop bound the values choose (a paged gather):
+    # the derived fake, run on zero-filled tensors, would take zero turns
+    item_names = {name for name, v in _assigns_in_order(body[: end + 1]) if any(
+        isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("item", "tolist")
+        for c in ast.walk(v))}
+    for st in region:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range" and any(
+                    isinstance(c, ast.Name) and c.id in item_names or isinstance(c, ast.Call)
+                    and isinstance(c.func, ast.Attribute) and c.func.attr == "item"
+                    for x in n.args for c in ast.walk(x)):
+                raise PlanError(f"{rel}: the lines loop `{ast.unparse(n)}` times, a count the tensor's values "
+                                "choose: no fake can be derived from zero-filled tensors")
     input_names = {x for x, _ in inputs}
     dynamic = sorted({_terminal(n.func) or "" for st in parts for n in ast.walk(st) if isinstance(n, ast.Call)}
                      & set(_value_dependent()))
     if dynamic:
         raise PlanError(f"{rel}: the lines call `{dynamic[0]}`, whose output shape depends on the values: no fake "
                         "can give it")
+    if not python_part:
+        # `return q * cos`, `return x * step + 1`: tensor code dynamo traces (the crash is a device, a guard, a
+        # recompile): nothing in the lines is Python an op would keep from it
+        raise PlanError(f"{rel}: the lines are tensor code dynamo traces, no Python of their own: an opaque op "
+                        "would not change what it fails on")
     for st in region:
         for n in ast.walk(st):
             if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store) \
-                    and _root_name(n.value) in input_names | {"self"}:
+                    and _root_name(n.value) in input_names:
                 raise PlanError(f"{rel}: the lines change their input `{ast.unparse(n)}`: an opaque op may not")
+            if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)) \
+                    and _root_name(n.value) == "self" and not (
+                        isinstance(n.value, ast.Attribute) and isinstance(n.value.value, ast.Name)
+                        and n.value.attr in objects or isinstance(n.value, ast.Name) and n.attr in objects):
+                raise PlanError(f"{rel}: the lines change `{ast.unparse(n)}`: an opaque op may not")
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
                     and not n.func.attr.startswith("_") and _root_name(n.func.value) in input_names | {"self"}:
                 raise PlanError(f"{rel}: the lines change their input in place (`{ast.unparse(n.func)}`)")
@@ -2417,7 +2652,7 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     free = {x for x in free if not hasattr(builtins, x)}
     if free:
         raise PlanError(f"{rel}: the lines read names of `{fn.name}` crashlens cannot pass ({', '.join(sorted(free))})")
-    taken = input_names | stored_in_region | module_names
+    taken = input_names | stored_in_region | module_names | {"self"}
     rename = {at: (at if at not in taken else f"self_{at}") for at, _ in attrs}
     # the function the lines become, at module level after the function's own top-level statement
     text = _read(where.path)
@@ -2428,22 +2663,30 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     stmts = [_SelfToParam(rename).visit(ast.parse(ast.unparse(st)).body[0]) for st in region]
     if tail is not None:
         stmts.append(_SelfToParam(rename).visit(ast.parse("return " + ast.unparse(tail)).body[0]))
-    sig_params = [f"{x}: {tp}" for x, tp in inputs] + [f"{rename[at]}: {tp}" for at, tp in attrs]
+    sig_params = (["self"] if objects else []) + [f"{x}: {tp}" for x, tp in inputs] + \
+        [f"{rename[at]}: {tp}" for at, tp in attrs]
     first, last = region[0].lineno, region[-1].end_lineno or region[-1].lineno
-    func_lines = [f"def {name}({', '.join(sig_params)}) -> torch.Tensor:",
+    if ret:
+        v = region[-1].value  # type: ignore[attr-defined]
+        n_out = len(v.elts) if isinstance(v, ast.Tuple) else 1
+    else:
+        n_out = len(outs)
+    returns = "torch.Tensor" if n_out == 1 else "tuple[" + ", ".join("torch.Tensor" for _ in range(n_out)) + "]"
+    func_lines = [f"def {name}({', '.join(sig_params)}) -> {returns}:",
                   "    " + fill(_need("region-op", s.torch), function=fn.name, first=str(first), last=str(last))]
     for st in stmts:
         func_lines += ["    " + ln for ln in ast.unparse(ast.fix_missing_locations(st)).split("\n")]
-    if tail is None:
-        func_lines.append(f"    return {out}")
+    if tail is None and not ret:
+        func_lines.append(f"    return {', '.join(outs)}")
     lines = _lines(text)
     l0, l1 = first - 1, last - 1
     if lines[l0][: region[0].col_offset].strip() or _same_line_tail(lines[l1], region[-1]):
         raise PlanError("the lines share a line with another statement")
     indent = _indent_of(lines[l0])
-    args_text = ", ".join([x for x, _ in inputs] + [f"self.{at}" for at, _ in attrs])
+    args_text = ", ".join((["self"] if objects else []) + [x for x, _ in inputs] + [f"self.{at}" for at, _ in attrs])
     if tail is None:
-        lines = lines[:l0] + [indent + f"{out} = {name}({args_text})" + nl] + lines[l1 + 1 :]
+        lhs = "return " if ret else f"{', '.join(outs)} = "
+        lines = lines[:l0] + [indent + f"{lhs}{name}({args_text})" + nl] + lines[l1 + 1 :]
     else:
         # the call that takes the object becomes the op's call, then the lines that made the object go
         lines = _lines(_replace_span("".join(lines), tail, f"{name}({args_text})"))
@@ -2464,15 +2707,21 @@ def _plan_region_op(s: Situation, loc: Locator) -> Plan | None:
     newfn = next(n for n in tree1.body if isinstance(n, ast.FunctionDef) and n.name == name)
     module = module_of(s.culprit.file, source_root(s.diagnosis.chain)) if s.culprit else None
     qualified = f"{module or Path(where.path).stem}.{name}"
-    what = f"`{out}`" if tail is None else f"`{out}` and `{ast.unparse(tail)}`"
+    what = ("what it returns" if ret else ", ".join(f"`{o}`" for o in outs)) if tail is None \
+        else f"`{outs[0]}` and `{ast.unparse(tail)}`"
     note = (f"{_rel(where.path)}:{first}-{last}: the lines of `{fn.name}` that compute {what} in Python become "
             f"`{name}` (module level), run as an opaque custom op: the same code computes the same values at run "
             "time, and dynamo sees one node (for inference: no gradient flows through the op; training needs "
             "torch.library.register_autograd)")
-    return _opaque_call(s, where.path, call1.lineno, text1, site, call1, newfn, tree1, qualified,
-                        (note,) + ((where.moved,) if where.moved else ()),
+    whole = region[0] is body[0] and ret
+    if whole:
+        note += (f"; the op is the whole body of `{fn.name}`: nothing in it is compiled (what calls it still is): "
+                 "a person may prefer to move the Python part out of it")
+    extra = (note,) + (((f"{_rel(where.path)}: {_isolated_shim_note()}"),) if objects else ()) \
+        + ((where.moved,) if where.moved else ())
+    return _opaque_call(s, where.path, call1.lineno, text1, site, call1, newfn, tree1, qualified, extra,
                         title=f"Run lines {first}-{last} of `{fn.name}` as an opaque custom op ({_rel(where.path)})",
-                        original=text, check_values=True)
+                        original=text, check_values=True, handle_class=cls.name if objects and cls else None)
 
 
 def _plan_plain_tensor(s: Situation, loc: Locator) -> Plan | None:
