@@ -1123,11 +1123,30 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     return [out[id(d)] for d in diags if id(d) not in into]
 
 
+def _fold_announcements(diags: list[Diagnosis]) -> list[Diagnosis]:
+    """While each warning still has its own place (before copies merge by id): a warning that announced
+    the fatal error printed just after it is an occurrence of that error. Merged first, a warning printed
+    in every round of a log keeps only its first place, and no round's error would be found to follow it."""
+    fatal = [d for d in diags if d.fatal]
+    if not fatal:
+        return diags
+    out = {id(d): d for d in diags}
+    gone: set[int] = set()
+    for d in diags:
+        if d.fatal or len(d.occurrences) != 1:
+            continue
+        h = _announced_host(d, fatal)
+        if h is not None:
+            out[id(h)] = _absorb(out[id(h)], d)
+            gone.add(id(d))
+    return [out[id(d)] for d in diags if id(d) not in gone]
+
+
 def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
     """One diagnosis per distinct crash, with every occurrence (rank, file, line) kept."""
     by_id: dict[str, Diagnosis] = {}
     order: list[str] = []
-    for d in diagnoses:
+    for d in _fold_announcements(list(diagnoses)):
         cur = by_id.get(d.id)
         if cur is None:
             by_id[d.id] = d
