@@ -206,8 +206,15 @@ WARNINGS = [
      "function. Silent incorrectness is only a *potential* risk, not something we have observed. Enable "
      "TORCH_LOGS=+dynamo for a DEBUG stack trace.",
      "  torch._dynamo.utils.warn_once(msg)"],
-    # (not dynamo's `Dynamo does not know how to trace the builtin X` note: variables/functions.py prints it
-    # just before it graph-breaks on that call, so it is a finding, not filler; warn_once prints it once)
+    [f"{_SITE}/torch/_dynamo/variables/functions.py:2431: UserWarning: Dynamo does not know how to trace the "
+     "builtin `time.time.` This function is either a Python builtin (e.g. _warnings.warn) or a third-party C/C++ "
+     "Python extension (perhaps created with pybind).",
+     "If it is a Python builtin, please file an issue on GitHub so the PyTorch team can add support for it and "
+     "see the next case for a workaround.",
+     "If it is a third-party C/C++ Python extension, please either wrap it into a PyTorch-understood custom "
+     "operator (see https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html for more details) or, if "
+     "it is traceable, use `torch.compiler.allow_in_graph`.",
+     '  torch._dynamo.utils.warn_once(explanation + "\\n" + "\\n".join(hints))'],
     [f"{_SITE}/torch/_inductor/compile_fx.py:236: UserWarning: TensorFloat32 tensor cores for float32 matrix "
      "multiplication available but not enabled. Consider setting `torch.set_float32_matmul_precision('high')` "
      "for better performance.",

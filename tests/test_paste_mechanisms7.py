@@ -94,15 +94,6 @@ def test_ansi_text_and_cut_prefix_paste_is_the_compile_failure_it_shows():
     assert diags and all(d.family == "dynamo" and d.fatal for d in diags)
 
 
-# -- dynamo's warn_once for an untraceable builtin: the break follows it ---------------------------------
-
-def test_dynamo_builtin_warning_is_the_graph_break_when_its_traceback_is_cut():
-    diags = _scan("case-025.log")
-    assert [(d.family, d.signature) for d in diags] == [("dynamo", "c-extension-call")]
-    assert "woqgemm" in (diags[0].callee or "")
-    assert "custom op" in _titles(diags[0])[0]
-
-
 # -- a compiled graph run on inputs of another graph: a stale / colliding compile cache ------------------
 
 def test_compiled_graph_unpacking_the_wrong_number_of_inputs_is_a_compile_cache_mismatch():
@@ -119,18 +110,3 @@ def test_combo_kernel_assertion_on_cpu_offers_the_torch_release_that_compiles():
     assert [d.signature for d in diags] == ["inductor-combo-kernel-cpu"]
     assert "torch 2.8" in _titles(diags[0])[0]
 
-
-def test_a_warning_printed_every_round_is_folded_into_the_error_each_round_announces(tmp_path):
-    # a real torch 2.4 recording: dynamo's graph-break warning, then the fullgraph error it announces. Before
-    # it, the same warning from an earlier round whose run went on (its break was not fatal there).
-    lines = (SAMPLES / "raw" / "t24-builtin-open.log").read_text().splitlines()
-    warning = lines[1:3]
-    assert "UserWarning: Graph break due to unsupported builtin" in warning[0]
-    log = tmp_path / "rounds.log"
-    log.write_text("\n".join([*warning, *(f"step {i} ok" for i in range(200)), *lines[1:]]) + "\n")
-    diags = run_scan((str(log),), (), audit=False).diagnoses
-    fatal = [d for d in diags if d.fatal]
-    assert len(fatal) == 1
-    # the second round's warning is that error's first line; the first round's stays its own finding
-    assert [o.line for o in fatal[0].occurrences][0] == 203
-    assert [[o.line for o in d.occurrences] for d in diags if not d.fatal] == [[1]]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import bisect
-
 import re
 from collections.abc import Callable, Iterable
 
@@ -1125,52 +1123,11 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     return [out[id(d)] for d in diags if id(d) not in into]
 
 
-def _fold_announcements(diags: list[Diagnosis]) -> list[Diagnosis]:
-    """While each warning still has its own place (before copies merge by id): a warning that announced
-    the fatal error printed just after it is an occurrence of that error. Merged first, a warning printed
-    in every round of a log keeps only its first place, and no round's error would be found to follow it."""
-    # each source's occurrences in line order: a warning's candidates are the diagnoses printed just after it
-    at: dict[str, list[tuple[int, int]]] = {}
-    for i, d in enumerate(diags):
-        for o in d.occurrences:
-            at.setdefault(o.source, []).append((o.line, i))
-    for v in at.values():
-        v.sort()
-    out = {id(d): d for d in diags}
-    gone: set[int] = set()
-    for d in diags:
-        if d.fatal or len(d.occurrences) != 1:
-            continue
-        o = d.occurrences[0]
-        near = at.get(o.source, [])
-        lo = bisect.bisect_right(near, (o.line, len(diags)))
-        hi = bisect.bisect_right(near, (o.line + MAX_ANNOUNCE_GAP, len(diags)))
-        after = [diags[i] for i in dict.fromkeys(i for _, i in near[lo:hi])]
-        h = _announced_host(d, [e for e in after if e.fatal]) or _announced_finding(d, after)
-        if h is not None and id(h) not in gone:
-            out[id(h)] = _absorb(out[id(h)], d)
-            gone.add(id(d))
-    return [out[id(d)] for d in diags if id(d) not in gone]
-
-
-def _announced_finding(d: Diagnosis, diags: list[Diagnosis]) -> Diagnosis | None:
-    """A run that went on: dynamo's warning on an untraceable call (warn_once), then the graph-break log
-    entry of that same call (TORCH_LOGS=graph_breaks), which names where it broke: one break."""
-    if d.callee is None or not d.occurrences:
-        return None
-    src, line = d.occurrences[0].source, d.occurrences[0].line
-    for e in diags:
-        if e is not d and not e.fatal and e.callee == d.callee and len(e.chain) > len(d.chain) and any(
-                o.source == src and 0 < o.line - line <= MAX_ANNOUNCE_GAP for o in e.occurrences):
-            return e
-    return None
-
-
 def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
     """One diagnosis per distinct crash, with every occurrence (rank, file, line) kept."""
     by_id: dict[str, Diagnosis] = {}
     order: list[str] = []
-    for d in _fold_announcements(list(diagnoses)):
+    for d in diagnoses:
         cur = by_id.get(d.id)
         if cur is None:
             by_id[d.id] = d

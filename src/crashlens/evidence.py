@@ -131,14 +131,6 @@ _RECOMPILING = recache.compile(
 _GB_WARNING = recache.compile(
     r"^(?P<file>\S*?torch[/\\]_dynamo[/\\]\S+?\.py):(?P<line>\d+): UserWarning: (?P<msg>Graph break\b.*?)\s*$"
 )
-# The same warning module's note that dynamo met a builtin or a C/C++ extension function it cannot trace
-# (variables/functions.py's SkipFunctionVariable, 2.6+: `warn_once` before it graph-breaks on the call;
-# research/dynamo-messages.md): the break follows it, so the warning is the break's evidence when the
-# break's own record is out of view.
-_BUILTIN_WARNING = recache.compile(
-    r"^(?P<file>\S*?torch[/\\]_dynamo[/\\]\S+?\.py):(?P<line>\d+): UserWarning: "
-    r"(?P<msg>Dynamo does not know how to trace the builtin\b.*?)\s*$"
-)
 # The message of dynamo's TorchRuntimeError (a fake-tensor run of an op failed) pasted without its type:
 # `Dynamo failed to run FX node with fake tensors: call_function ...: got RuntimeError(...)` (2.7+),
 # `Failed running call_function ...` (2.1-2.6). Only dynamo's get_fake_value writes these words.
@@ -231,7 +223,6 @@ RULES: tuple[Rule, ...] = (
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
     Rule("fake-run-failed", (b"Dynamo ", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
     Rule("graph-break-warning", (b": UserWarning: Graph break",), _GB_WARNING),
-    Rule("builtin-warning", (b"Dynamo ",), _BUILTIN_WARNING),
     Rule("dynamo-explanation", (b"Dynamo ",), _DYNAMO_EXPLANATION, first=" \tE", on_stripped=True),
     # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
     # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).

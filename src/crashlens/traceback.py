@@ -1300,7 +1300,6 @@ _OPENERS = {
     "item-advice-rest": _Stream._open_item_advice_rest,
     "wont-convert": _Stream._open_wont_convert,
     "graph-break-warning": _Stream._open_graph_break_warning,
-    "builtin-warning": _Stream._open_graph_break_warning,
     "dynamo-explanation": _Stream._open_dynamo_explanation,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
