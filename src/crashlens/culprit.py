@@ -17,10 +17,10 @@ _STDLIB = recache.compile(
     r"|^(?:\.\.\./)?python3\.\d+/(?!(?:site|dist)-packages/))"
 )
 # torch's own code: a person fixing a crash does not edit these. `<eval_with_key>.N` is an fx graph's
-# generated forward.
+# generated forward; `<cache dir>/xx/cxx...x.py` the module inductor generated for a graph (its compile cache).
 _TORCH = recache.compile(
     r"(?:^|/)(?:(?:site|dist)-packages/torch/|pytorch/torch/|torch/_(?:dynamo|inductor|subclasses|library|ops|functorch"
-    r"|higher_order_ops)/)|^(?:\.\.\./)?torch/|^<eval_with_key>"
+    r"|higher_order_ops)/)|^(?:\.\.\./)?torch/|^<eval_with_key>|/(?P<d>[a-z0-9]{2})/c(?P=d)[a-z0-9]{40,}\.py$"
     r"|(?:^|/)torch(?:dynamo|inductor)/"  # the 2022 standalone packages
 )
 # torch's public library code (torch.nn, torch.distributed, ...): the culprit when no frame of the user's or

@@ -341,6 +341,31 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     MachineryFrame("torch/_inductor/scheduler.py"),
     MachineryFrame("torch/_inductor/codegen/"),
     MachineryFrame("torch/_inductor/codecache.py", "load_by_key_path"),  # the generated module's import
+    # AOTAutograd's compile of the joint / forward graph (2.0-2.1's one aot_autograd.py; 2.2+'s
+    # jit_compile_runtime_wrappers / dispatch_and_compile_graph, 2.13's graph_capture) and the forward /
+    # backward compilers compile_fx hands it: each runs once per graph, never on a call of the compiled code
+    # (the runtime wrappers are other functions of the same files)
+    *(MachineryFrame("torch/_functorch/aot_autograd.py", fn) for fn in (
+        "aot_dispatch_autograd", "aot_dispatch_base", "aot_dispatch_autograd_graph", "aot_dispatch_base_graph",
+        "aot_wrapper_dedupe", "aot_wrapper_synthetic_base")),
+    *(MachineryFrame("torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py", fn) for fn in (
+        "aot_dispatch_autograd", "aot_dispatch_base")),
+    MachineryFrame("torch/_functorch/_aot_autograd/dispatch_and_compile_graph.py"),
+    MachineryFrame("torch/_functorch/_aot_autograd/graph_capture.py"),
+    *(MachineryFrame("torch/_inductor/compile_fx.py", fn) for fn in (
+        "fw_compiler_base", "_fw_compiler_base", "bw_compiler", "fw_compiler_freezing")),
+    # inductor's compile-worker pool: its initializer (2.0-2.2 codecache's nested `init`, 2.3+
+    # compile_worker's `_async_compile_initializer`) runs only in a worker started to compile kernels
+    MachineryFrame("torch/_inductor/codecache.py", "init", "_watchdog_thread"),
+    MachineryFrame("torch/_inductor/compile_worker/"),
+    # a server's own torch.compile backend, which dynamo calls with the captured graph: vLLM's VllmBackend
+    # splits the graph and compiles each piece (PiecewiseCompileInterpreter, CompilerManager), 0.6 to 0.20;
+    # backends.py's `__call__` is also 0.6-0.7's PiecewiseBackend run per call, so only VllmBackend's counts
+    *(MachineryFrame("vllm/compilation/backends.py", fn) for fn in ("run", "call_module", "split_graph", "compile")),
+    MachineryFrame("vllm/compilation/backends.py", "__call__", "PiecewiseCompileInterpreter("),
+    # torchair (torch_npu's torch.compile backend for Ascend NPUs): the compiler's conversion of the captured
+    # graph; its _GmRunner / _CompiledFxGraph `__call__` are the runs of the compiled graph
+    *(MachineryFrame("torchair/npu_fx_compiler.py", fn) for fn in ("_get_compiled_gm", "_gen_compiled_gm")),
 )
 
 

@@ -83,6 +83,9 @@ _GLOG = recache.compile(
 _GLOG_ELIDED = recache.compile(
     r"(?:\.\.\.|\u2026)(?P<gfile>[^\s\]]*\.py):\d+\](?: |$)(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
 )
+# A paste whose first line starts inside a server's prefix, its level and date cut (`multiproc_worker_utils.py:236]
+#   File ...`): what is left of vLLM's `LEVEL date file.py:N] ` says nothing more.
+_PREFIX_TAIL = recache.compile(r"[A-Za-z_][\w.-]{0,80}\.py:\d+\](?: |$)")
 _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
     r"\[(?P<level>[A-Z]+)\] ?"
@@ -109,14 +112,16 @@ _GLOG_LEVELS = {"V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "C
 
 
 # An escape sequence written out in caret notation (`cat -v`, `less -U`, some web log viewers): ESC as the
-# two characters `^[`, so `\x1b[35m` arrives as `^[[35m` (in a real paste: `^[[36m(WorkerDict pid=38869)^[[0m`).
-_CARET_CSI = recache.compile(r"\^\[\[[0-9;:?<=>]*[ -/]*[@-~]")
+# two characters `^[`, so `\x1b[35m` arrives as `^[[35m` (in a real paste: `^[[36m(WorkerDict pid=38869)^[[0m`);
+# or ESC spelled out as the letters `ESC` or the symbol `\u241b` that viewers draw for it
+# (`ESC[1;36m(VllmWorkerProcess pid=62)ESC[0;0m ERROR ...`).
+_CARET_CSI = recache.compile(r"(?:\^\[|ESC|\u241b)\[[0-9;:?<=>]*[ -/]*[@-~]")
 
 
 def strip_controls(text: str) -> str:
     """The text a person should see: escape sequences (also in caret notation, `^[[31m`) and control
     characters removed (tab kept)."""
-    if "^[[" in text:
+    if "^[[" in text or "ESC[" in text or "\u241b[" in text:
         text = _CARET_CSI.sub("", text)
     if _NEEDS_STRIP.search(text) is None:
         return text
@@ -148,6 +153,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("DIWEC", _PYLOGGING, "pylogging"),
     ("VIWEC", _GLOG, "glog"),
     (".\u2026", _GLOG_ELIDED, "glog"),
+    (_ALNUM + "_", _PREFIX_TAIL, "wrapper"),
     ("[", _KUBECTL, "wrapper"),
     ("[", _BRACKET_TS, "wrapper"),
     ("ADFJMNOS", _JOURNALD, "wrapper"),
