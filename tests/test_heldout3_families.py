@@ -45,13 +45,16 @@ def test_sorting_by_a_tensor_key_is_fixed_with_a_tensor_sort_not_by_moving_the_c
     assert d["culprit"]["file"].endswith("heldout_rec3/sorted_by_norm.py") and d["culprit"]["line"] == 10
 
 
+@pytest.mark.parametrize("version", ["2.7.1", "2.13.0"])
 @pytest.mark.parametrize("name", ["generator-in-forward", "redirect-stdout", "torch-save-bytes"])
-def test_a_python_object_constructed_in_forward_is_built_outside_never_made_a_custom_op(tmp_path, name):
+def test_a_python_object_constructed_in_forward_is_built_outside_never_made_a_custom_op(tmp_path, name, version):
     """torch 2.7 reports `torch.Generator()`, `io.StringIO()`, `io.BytesIO()` as the skipped builtin
     `X.__new__` (reached through dynamo's instantiate_user_defined_class_object polyfill), in the same words
     as a pybind kernel. A constructor of a non-tensor object cannot be a custom op (the op must return
-    tensors): build the object outside the compiled region, as 2.4's wording of the same call already says."""
-    d = _fatal(tmp_path, "2.7.1", name)
+    tensors): build the object outside the compiled region, as 2.4's wording of the same call already says.
+    2.13 words them "An opaque object was created in the middle of the program" (the Generator) and "trace method
+    `__new__` of class `type`" with `call_method UserDefinedClassVariable(<class '_io.StringIO'>) __new__`."""
+    d = _fatal(tmp_path, version, name)
     assert d["signature"] == "namespace-construction"
     first = d["fixes"][0]
     assert first["kind"] != "custom-op" and "custom op" not in first["title"]
