@@ -299,11 +299,28 @@ def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
         if escaped is None:
             out.append(line)
             continue
-        out.append(_with_text(line, escaped[0]))
+        out.append(_escaped_head(source, lineno, line, escaped[0]))
         out.extend(frame_line(source, lineno, part) for part in escaped[1:])
     if len(out) > 1:  # pieces of one physical line: no piece ends where a wrap cut
         out = [_with_text(line, line.text, 0) for line in out]
     return out
+
+
+# The string value an escaped message starts in: `"exc_info": "` (JSON), `'msg': '` (a repr), `msg="`.
+_VALUE_OPEN = recache.compile(r"""[:=]\s*["']((?:[^"'\\]|\\.)*)$""")
+
+
+def _escaped_head(source: str, lineno: int, line: LogLine, head: str) -> LogLine:
+    """The first line of an escaped message. When the string it starts in opens with a log prefix of
+    its own (a shipper's JSON record of glog lines: `"exc_info": "V1201 ... [__graph_breaks] Traceback
+    ...`), that line is framed from its own prefix, as the lines after it are: its logger artifact says
+    what the record is (a graph_breaks entry is a logged break, not a crash)."""
+    m = _VALUE_OPEN.search(head)
+    if m is not None and m.group(1):
+        framed = frame_line(source, lineno, m.group(1))
+        if framed.prefixed:
+            return framed
+    return _with_text(line, head)
 
 
 # A paste that lost its newlines. What only ever starts a line of a traceback: a frame, its header, a
