@@ -53,7 +53,7 @@ def test_a_requested_graph_break_under_fullgraph_is_removed(release, tmp_path):
     text, info = _recording(release, "explicit-graph-break")
     assert info["exit_code"] != 0
     fatal = _fatal(text, tmp_path)
-    assert [d.signature for d in fatal] == ["graph-break-call"]
+    assert [d.signature for d in fatal] == ["explicit-graph-break"]
     d = fatal[0]
     assert d.culprit is not None and d.culprit.file.endswith("scenarios/explicit_graph_break.py")
     assert d.culprit.line == _marker_line("scenarios/explicit_graph_break.py", "graph-break-call")
