@@ -97,3 +97,13 @@ def test_a_graph_break_log_shipped_inside_a_json_record_is_not_a_crash():
     the JSON head before the glog prefix; the graph_breaks artifact still makes every copy a logged break."""
     diags = [d for d in _doc(CASES / "case-0134.log.gz") if d["family"] == "dynamo"]
     assert diags and not any(d["fatal"] for d in diags)
+
+
+def test_dynamos_hint_about_a_call_below_the_users_line_comes_after_the_fix_at_that_line(tmp_path):
+    """torch 2.7.1, `re.match` on a config string in forward: dynamo rejects `frozenset.__contains__` inside the
+    re module and hints "Avoid calling `frozenset.__contains__` in your code", which the user never wrote. The
+    fix at the user's line (do the match outside the traced region) comes first; the hint stays, after it."""
+    d = _fatal(tmp_path, "2.7.1", "regex-config")
+    titles = [f["title"] for f in d["fixes"]]
+    assert titles[0].startswith("Move the call at heldout_rec3/regex_config.py:")
+    assert any("frozenset.__contains__" in t and "hint" in t for t in titles[1:])

@@ -47,7 +47,7 @@ SIGNATURE_KEYS = {
 FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "safety", "file", "line", "requires",
             "fallback", "when", "compile_off"}
 # Conditions a fix can put on the crash (`when = { culprit_owner = [...], call_shape = [...], torch = ">=2.4" }`).
-WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too", "dynamo_hint"}
+WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too", "dynamo_hint", "callee_below"}
 # What a 2.7+ `Hint:` line of dynamo's message is (context.toml [[hints]]; a hint no row names is "advice"):
 # advice the user can follow; "eager-error" (the code would raise uncompiled too); "dynamo-bug"; "no-advice"
 # (report it if frequent, hard to debug, fundamental, caused by an earlier break); "forbidden" (advice crashlens

@@ -236,6 +236,17 @@ def reflow(text: str) -> str:
     return "\n".join(out)
 
 
+def _callee_below(callee: str | None, culprit: Frame | None) -> str:
+    """Whether what dynamo rejected is reached below the culprit's line rather than called on it: "true" when
+    the line's source is known and does not name the callee (`re.match(...)` reaching `frozenset.__contains__`),
+    "false" when it names it (`str(x)`), "unknown" without either. dynamo's hint names the callee, so it is
+    advice about the culprit's own line only in the second case."""
+    if not callee or culprit is None or not culprit.source:
+        return "unknown"
+    name = callee.rsplit(".", 1)[-1].strip("`'\" ")
+    return "false" if name and name in culprit.source else "true"
+
+
 def _applies(f: FixTemplate, ctx: Context) -> bool:
     key = "unknown" if ctx.fullgraph is None else ("fullgraph" if ctx.fullgraph else "graph-break")
     if key not in f.contexts:
@@ -405,6 +416,7 @@ def build(
         "torch": dict(ctx.versions).get("torch", ""),
         "eager_too": "true" if "eager-too" in sig.tags else "false",
         "dynamo_hint": next((k for k in HINT_KINDS if any(k == h for h, _t in hints)), "none"),
+        "callee_below": _callee_below(t.callee, t.culprit),
     }
     rendered = _render_fixes(templates, values, ctx, cond)
     if not rendered:
