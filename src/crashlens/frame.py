@@ -167,10 +167,14 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 
 
-def _next_prefix(text: str) -> tuple[str, re.Match[str]] | None:
-    """The prefix the line starts with, if any: (what it is, its match)."""
+def _next_prefix(text: str, first_line: bool = False) -> tuple[str, re.Match[str]] | None:
+    """The prefix the line starts with, if any: (what it is, its match). The tail of a cut prefix
+    (`_PREFIX_TAIL`) is one only on a paste's first line: further on, such a line is the rest of the line
+    before it, cut by a terminal's wrap inside its prefix, and is joined back to it (traceback.Rewrap)."""
     c0 = text[0]
     for first, pattern, what in _PREFIXES:
+        if pattern is _PREFIX_TAIL and not first_line:
+            continue
         if c0 in first:
             m = pattern.match(text)
             if m is not None:
@@ -199,7 +203,7 @@ def frame_line(source: str, lineno: int, raw: str) -> LogLine:
     if text[:1] == "`" and text.endswith("`") and len(text) > 2 and "`" not in text[1:-1]:
         text = text[1:-1]  # a line pasted as markdown inline code: `RuntimeError: ...`
     while text:
-        got = _next_prefix(text)
+        got = _next_prefix(text, lineno == 1)
         if got is None:
             break
         what, m = got

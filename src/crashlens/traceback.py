@@ -1723,7 +1723,9 @@ class Rewrap:
                 return None
         elif head.width != self.width:
             # the carets under a source line are as wide as it when they run to its end: no cut
-            if self.width or line.width != head.width or _CARET.match(rest) is not None:
+            # nor an exception line as wide as the source line above it, by chance (`    ... = x.shape` +
+            # `InternalTorchDynamoError: 'NoneType' object has no attribute 'shape'`, 68 columns each)
+            if self.width or line.width != head.width or _CARET.match(rest) is not None or _looks_like_exception(rest):
                 return None
         self._learn(head, line)
         return LogLine(head.source, head.lineno, text, head.rank, head.prefixed, head.level, head.artifact,

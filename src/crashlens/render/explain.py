@@ -12,6 +12,9 @@ _VAR = re.compile(r"\{([a-z_][a-z0-9_.]*)\}")
 # What each value a fix template can use stands for (diagnose._vars fills them from a crash).
 PLACEHOLDERS = {
     "callee": "the call dynamo rejected, e.g. _thread.allocate_lock",
+    "dynamo.hint": "dynamo's own advice for this graph break (its first `Hint:` line, torch 2.7+)",
+    "dynamo.hints": "every `Hint:` line dynamo printed for this graph break",
+    "dynamo.gb_type": "the graph break's type as dynamo names it (its headline, torch 2.7+)",
     "culprit.where": "the culprit frame: library file, line and function",
     "culprit.file": "the culprit's file",
     "culprit.short": "the culprit's file, from its package on",
