@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 
 from . import recache
 from ._struct import replace
-from .catalog import HINT_KINDS, Catalog, FixTemplate, LibraryRule, Signature
+from .catalog import HINT_KINDS, Catalog, FixTemplate, LibraryRule, Signature, search
 from .context import Facts, compile_off_flag, infer_context, parse_version
 from .culprit import entry_of, is_machinery, module_of, owner_of, package_of, source_root
 from .evidence import DYNAMO_EXC_PREFIXES, is_compile_machinery
@@ -142,7 +142,6 @@ def call_shape(t: Targets, owner: str, caller: Frame | None, cat: Catalog, entry
     """What the call site does with the value (context.toml [[call_shapes]]): the user's line that calls
     into a third-party culprit, else the culprit's own line; or what the called function is (an
     nn.Module's forward: a whole block, which no custom op can stand in for)."""
-    from .catalog import search
 
     if owner == "third-party" and entry is not None:
         for shape, pat in cat.entry_shapes:
@@ -165,8 +164,6 @@ def dynamo_hints(record: CrashRecord, cat: Catalog) -> list[tuple[str, str]]:
     """The `Hint:` lines of a 2.7+ dynamo message, each with its kind (context.toml [[hints]]; "advice"
     when no row names it). torch splits some hints over two list items ("... to allow ", "Dynamo to trace
     through NumPy."), printed as two Hint lines: a line that ends mid-sentence is joined with the next."""
-    from .catalog import search
-
     merged: list[str] = []
     for h in record.dynamo.hints if record.dynamo is not None else ():
         h = h.strip()
@@ -556,7 +553,6 @@ def located(record: CrashRecord, cat: Catalog) -> Frame | None:
     """The file and line that dynamo's own headers in the record name (context.toml [[locations]]), for a
     record whose frames were cut. A path cut on the left ("mp/dyn/x.py") takes the full path another
     header of the record gives for the same file."""
-    from .catalog import search
 
     text = "\n".join(x for x in (record.lead or "", *(b.message for b in record.chain), *record.text) if x)
     if not text:
