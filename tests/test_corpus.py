@@ -176,7 +176,7 @@ def test_heldout_recordings_hold_their_baseline(set_name):
     assert not bad, f"figures below samples/{set_name}/baseline.json:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("set_name", ["corpus-heldout", "corpus-heldout2", "corpus-heldout3"])
+@pytest.mark.parametrize("set_name", ["corpus-heldout", "corpus-heldout2", "corpus-heldout3", "corpus-heldout4"])
 def test_heldout_recordings_are_what_build_makes_of_them(tmp_path, set_name):
     """samples/<set>/cases/ is exactly what build.py writes from its raw/ with its plan."""
     import gzip
