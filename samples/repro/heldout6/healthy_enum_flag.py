@@ -1,4 +1,4 @@
-"""Optional features combined as an enum.Flag (ROPE | BIAS) from a config list, tested with `in` inside forward."""
+"""Optional features combined as an enum.Flag (ROPE | GATE) from a config list, tested with `in` inside forward."""
 
 import enum
 import functools
