@@ -1,11 +1,11 @@
 """Do crashlens's fixes make the reproducers compile, with eager's output? (needs torch; not a unit test)
 
     python benchmarks/verify_fixes.py --python /path/to/venv/bin/python [--python ...] [--case NAME ...]
-                                      [--set repro|heldout|heldout2|heldout3|heldout4|heldout5] [--json FILE]
+                                      [--set repro|heldout|heldout2|heldout3|heldout4|heldout5|heldout6] [--json FILE]
 
 For every reproducer in samples/repro (each crash scenario, the FP4 chain `fp4_rounds.py --round 1`, and
-each model in samples/repro/models/; with `--set heldout` (or `heldout2` ... `heldout5`) each model in
-samples/repro/heldout/ (heldout2/ ... heldout5/), written apart from the ones the fixes were developed on) and
+each model in samples/repro/models/; with `--set heldout` (or `heldout2` ... `heldout6`) each model in
+samples/repro/heldout/ (heldout2/ ... heldout6/), written apart from the ones the fixes were developed on) and
 each torch given by an interpreter:
   1. a fresh copy of samples/repro; the eager reference: the command with TORCHDYNAMO_DISABLE=1;
   2. `crashlens run --fix --format json -- CMD` in the copy, with that interpreter first on PATH;
@@ -34,7 +34,7 @@ REPRO = ROOT / "samples" / "repro"
 
 def cases(which: str = "repro") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    if which in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5"):
+    if which in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"):
         for p in sorted((REPRO / which).glob("*.py")):
             if not p.name.startswith("_"):
                 out[f"{which}/{p.stem}"] = ["python", f"{which}/{p.name}"]
@@ -118,8 +118,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--python", action="append", required=True, help="an interpreter with torch (repeat)")
     ap.add_argument("--case", action="append", help="only these cases")
-    ap.add_argument("--set", dest="which", choices=["repro", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"], default="repro",
-                    help="heldout, heldout2 ... heldout5: the models in samples/repro/<set>/ (default: the development reproducers)")
+    ap.add_argument("--set", dest="which", choices=["repro", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"], default="repro",
+                    help="heldout, heldout2 ... heldout6: the models in samples/repro/<set>/ (default: the development reproducers)")
     ap.add_argument("--json", help="write the rows here too")
     args = ap.parse_args()
     all_cases = cases(args.which)
