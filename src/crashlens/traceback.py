@@ -33,6 +33,7 @@ from .evidence import (
     first_evidence,
     is_compile_machinery,
     is_compiled_code,
+    is_compiled_run,
     may_be_evidence,
     points_elsewhere,
 )
@@ -219,6 +220,9 @@ class _Draft:
             not typed and not self.logged_stack and any(is_compiled_code(f) for b in chain for f in b.frames)
         if machinery and not typed:
             evidence = "compile-machinery"  # torch.compile's own frames, its exception line out of view
+        elif not typed and not self.logged_stack and evidence is None and \
+                any(is_compiled_run(b.frames) for b in chain):
+            evidence = "compiled-run"  # a compiled graph's run failed, its exception line out of view
         dynamo = None
         if self.dynamo_body or self.user_frames or self.trailer or machinery or \
                 any(_DYNAMO_TYPE.search(b.type) for b in chain):
@@ -1020,6 +1024,17 @@ class _Stream:
         d.dynamo_body = True
         return True
 
+    def _open_compile_message(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A message only torch.compile writes, its exception line lost (quoted by an application's logger, a
+        # one-line paste); a `Warning:` before it is a finding of a run that goes on.
+        head = line.text[: m.start()]
+        warned = "Warning:" in head or line.level == "WARNING"
+        d = self._open("warning" if warned else "partial", line, BODY, lead=head.strip(" :`'\"") or None,
+                       section="message", evidence="compile-message")
+        d.new_block().message_lines.append(line.text[m.start():].strip().rstrip("`'\""))
+        d.dynamo_body = m.group("dyn") is not None
+        return True
+
     def _open_graph_break_warning(self, line: LogLine, m: re.Match[str]) -> bool:
         # A warning, not an error: the frame ran with a graph break. The file is dynamo's own (where it
         # warned), not the user's; the next indented line is the warning's source line (`warn_once(msg)`).
@@ -1362,6 +1377,7 @@ _OPENERS = {
     "item-advice-rest": _Stream._open_item_advice_rest,
     "wont-convert": _Stream._open_wont_convert,
     "graph-break-warning": _Stream._open_graph_break_warning,
+    "compile-message": _Stream._open_compile_message,
     "dynamo-explanation": _Stream._open_dynamo_explanation,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
