@@ -57,7 +57,8 @@ def test_inductor_importing_attrs_descriptor_is_a_torch_triton_version_mismatch(
 
 def test_a_non_tensor_result_of_a_torch_cuda_query_is_read_from_the_bare_message():
     # one line: `torch.* op returned non-Tensor: torch.cuda.device_count`
-    _one("case-041.log", "torch-cuda-query")
+    # no exception type before it: a graph break unless fullgraph was on, so a finding
+    _one("case-041.log", "torch-cuda-query", fatal=False)
 
 
 def test_dynamos_builtin_warning_quoted_in_prose_is_a_graph_break_on_a_c_extension():

@@ -189,24 +189,27 @@ FINDING_LOGGERS = ("torch._dynamo.exc", "torch._dynamo.variables.higher_order_op
 FINDING_LOG_FILES = tuple(n.replace(".", "/") + ".py" for n in FINDING_LOGGERS)
 
 
-# The file a glog prefix names, when it is one of dynamo's or inductor's (`[rank0]:E0422 ... torch/_inductor/runtime/
+# The file a glog prefix names, when it is one of inductor's (`[rank0]:E0422 ... torch/_inductor/runtime/
 # triton_heuristics.py:780] [0/0] ...`, a Windows `Lib\\site-packages\\torch\\_inductor\\...`).
-_COMPILE_LOG_FILE = recache.compile(r"(?:^|[/\\])torch[/\\]_(?:dynamo|inductor)[/\\]")
+_COMPILE_LOG_FILE = recache.compile(r"(?:^|[/\\])torch[/\\]_inductor[/\\]")
 
 
 def _torch_compile_logger(line: LogLine) -> bool:
     """An ERROR/CRITICAL record of a torch._dynamo / torch._inductor logger, or a warning of
-    convert_frame (where suppress_errors logs the failure it swallowed), in Python logging's format;
-    or an ERROR/CRITICAL glog line (torch's own log format) that one of those packages' files wrote."""
+    convert_frame (where suppress_errors logs the failure it swallowed), in Python logging's format."""
     lg = line.logger or ""
-    if not lg and line.logged_at is not None:
-        return line.level in ("ERROR", "CRITICAL") and _COMPILE_LOG_FILE.search(line.logged_at) is not None \
-            and not line.text.startswith(BENIGN_TORCH_LOG)
     if line.level in ("ERROR", "CRITICAL"):
         ok = lg.startswith(DYNAMO_PACKAGES)
     else:
         ok = line.level == "WARNING" and lg in ("torch._dynamo.convert_frame", "torchdynamo.convert_frame")
     return ok and not line.text.startswith(BENIGN_TORCH_LOG)
+
+
+def _torch_compile_glog_error(line: LogLine) -> bool:
+    """An ERROR/CRITICAL glog line (torch's own log format) that a torch._inductor file wrote: inductor logs
+    them as a compile fails (triton_heuristics' `Triton compilation failed` and the kernel's source)."""
+    return line.level in ("ERROR", "CRITICAL") and line.logger is None and line.logged_at is not None and \
+        _COMPILE_LOG_FILE.search(line.logged_at) is not None and not line.text.lstrip().startswith(BENIGN_TORCH_LOG)
 
 
 def _finding_logger(line: LogLine) -> bool:
@@ -222,11 +225,12 @@ def _finding_logger(line: LogLine) -> bool:
 # Python's warnings module's own format, `FILE:LINE: UserWarning: MSG`: dynamo's warn_once prints its message so
 # just before it raises or breaks the graph with the same words, and that report (frames, `from user code:`) says
 # more; only a bare copy of the message (pasted into prose, the file lost) is all there is.
-_WARNINGS_MODULE_LINE = recache.compile(r"^\S+\.py:\d+: \w*Warning: ")
+# (searched: a terminal may have wrapped the file's path onto the line before)
+_WARNINGS_MODULE_LINE = recache.compile(r"\.py:\d+: \w*Warning: ")
 
 
 def _not_warnings_module_line(line: LogLine) -> bool:
-    return _WARNINGS_MODULE_LINE.match(line.text) is None
+    return _WARNINGS_MODULE_LINE.search(line.text) is None
 
 
 def _exception_line(line: LogLine) -> bool:
@@ -280,11 +284,15 @@ RULES: tuple[Rule, ...] = (
     # Python logging's default format, and torch 2.0-2.2's own (`[2023-03-20 07:29:05,653]
     # torch._inductor.graph: [ERROR] Error from lowering`)
     Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
-                       b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]", b"torchdynamo.convert_frame: [WARNING]",
-                       # glog: the file in the prefix (the level is one letter, no marker can say it)
-                       b"torch/_inductor/", b"torch\\_inductor\\", b"torch/_dynamo/", b"torch\\_dynamo\\"), _ANY,
-         # stripped: the lines of a multi-line record carry the prefix each (glog), its text indented (kernel source)
-         when=_torch_compile_logger, in_prefix=True, on_stripped=True),
+                       b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]", b"torchdynamo.convert_frame: [WARNING]"), _ANY,
+         when=_torch_compile_logger, in_prefix=True),
+    # the same in torch's glog format: its markers are the file in the prefix (the level is one letter, no marker
+    # can say it); stripped, since every line of a multi-line record carries the prefix, its text indented
+    # (the kernel source under `Triton compilation failed`)
+    # (inductor's files only: dynamo's ERROR glog records include metrics_context's benign multi-line one, whose
+    # continuation lines do not carry its first line's words)
+    Rule("torch-glog", (b"torch/_inductor/", b"torch\\_inductor\\"), _ANY,
+         when=_torch_compile_glog_error, in_prefix=True, on_stripped=True),
     # A WARNING of FINDING_LOGGERS. Its markers are broad, so that the native locator's 128 slots still hold
     # every marker (more would push the fact rules to broader triggers): each such line names
     # `torch._dynamo.exc`, `exc.py:` or `higher_order_ops` in its prefix.

@@ -71,6 +71,11 @@ _ELISION = recache.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
 # dimension under a ConstraintViolationError (`User stack:`, torch 2.9+)
 # output_graph's warning when the backend raised a fake-tensor exception (2.1-2.5): the message, the user
 # stack dynamo was tracing (root_tx.format_frame_summary()), then its last line; the graph breaks there.
+# What may stand before a quoted compile-only message (evidence.py's compile-message): an exception or warning type
+# and its colon (`UserWarning: `, `Request failed: Error: `); anything else (`ing: `, a line a terminal wrapped
+# inside `UserWarning`) is the rest of another line.
+_QUOTED_AFTER = recache.compile(r"(?:\b[A-Z]\w*(?:Error|Exception|Warning|Unsupported)|\bError|\bWarning): ?`?$")
+_RAISED_HEAD = recache.compile(r"(?:Error|Exception|Unsupported): ?`?$")
 _FAKE_FALLBACK_AT = recache.compile(r"^Backend compiler failed with a fake tensor exception at\s*$")
 _FAKE_FALLBACK_END = "Adding a graph break."
 # A compiler's or linker's stderr (the build inductor or triton ran in a subprocess) printed into the middle
@@ -1028,8 +1033,12 @@ class _Stream:
         # A message only torch.compile writes, its exception line lost (quoted by an application's logger, a
         # one-line paste); a `Warning:` before it is a finding of a run that goes on.
         head = line.text[: m.start()]
-        warned = "Warning:" in head or line.level == "WARNING"
-        d = self._open("warning" if warned else "partial", line, BODY, lead=head.strip(" :`'\"") or None,
+        if line.level in ("DEBUG", "INFO") or head.strip() and _QUOTED_AFTER.search(head) is None:
+            return False  # a logged section of a report (its own record), or a line a terminal wrapped mid-word
+        # fatal where the head says an error was raised (`Request failed: Error: ...`); a bare copy of a message
+        # that is a graph break unless fullgraph is on, or a warning, is a finding
+        fatal = _RAISED_HEAD.search(head) is not None
+        d = self._open("partial" if fatal else "warning", line, BODY, lead=head.strip(" :`'\"") or None,
                        section="message", evidence="compile-message")
         d.new_block().message_lines.append(line.text[m.start():].strip().rstrip("`'\""))
         d.dynamo_body = m.group("dyn") is not None
@@ -1378,6 +1387,7 @@ _OPENERS = {
     "wont-convert": _Stream._open_wont_convert,
     "graph-break-warning": _Stream._open_graph_break_warning,
     "compile-message": _Stream._open_compile_message,
+    "torch-glog": _Stream._open_torch_log,
     "dynamo-explanation": _Stream._open_dynamo_explanation,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
