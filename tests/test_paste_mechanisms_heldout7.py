@@ -189,3 +189,29 @@ def test_a_logged_stack_through_a_compiled_call_is_no_crash():
     if not path.is_file():
         pytest.skip(f"{path} not present")
     assert [d for d in run_scan((str(path),), (), audit=False).diagnoses if d.fatal] == []
+
+
+# -- the same rules on manglings of real recordings (samples/corpus-degraded) --------------------------------
+
+def _degraded(case: str, tmp_path):
+    import gzip
+
+    path = SAMPLES / "corpus-degraded" / "cases" / f"{case}.log.gz"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    out = tmp_path / f"{case}.log"
+    out.write_bytes(gzip.decompress(path.read_bytes()))
+    return run_scan((str(out),), (), audit=False).diagnoses
+
+
+@pytest.mark.parametrize("case", ["case-0349", "case-0446"])
+def test_a_warn_once_line_a_terminal_wrapped_is_no_crash(case, tmp_path):
+    # `.../torch/_dynamo/variables/funct` / `ions.py:1263: UserWarning: Dynamo does not know how ...` and
+    # `...: UserWarn` / `ing: Dynamo does not know how ...`: graph-break runs, labelled no failure
+    assert [d for d in _degraded(case, tmp_path) if d.fatal] == []
+
+
+def test_dynamos_benign_multi_line_error_record_in_glog_is_no_second_crash(tmp_path):
+    # metrics_context's `Unexpected exception logging compilation metrics` with its traceback, every line under
+    # `E... torch/_dynamo/metrics_context.py:107] [0/0]`, beside the real crash: one fatal report
+    assert [d.signature for d in _degraded("case-0303", tmp_path) if d.fatal] == ["namespace-construction"]
