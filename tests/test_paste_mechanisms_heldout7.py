@@ -7,7 +7,6 @@ overreach, a negative from the same set (or a real recording) sits beside it.
 from __future__ import annotations
 
 import pytest
-
 from conftest import SAMPLES
 
 from crashlens.cli.scan import run_scan
