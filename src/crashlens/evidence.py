@@ -164,7 +164,7 @@ _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\
 # 2.1-2.13; SkipFunctionVariable's builtin message, 2.5-2.13, also a `UserWarning` through warn_once);
 # `cg`: cudagraph trees' storage-access error (torch/_inductor/cudagraph_trees.py, 2.1-2.13).
 _COMPILE_MESSAGE = recache.compile(
-    r"(?P<dyn>torch\.\* op returned non-Tensor\b|Dynamo does not know how to trace the builtin `)"
+    r"(?P<dyn>torch\.\* op returned non-Tensor\b|Dynamo does not know how to trace the builtin\b)"
     r"|(?P<cg>accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run)"
 )
 EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
