@@ -363,6 +363,9 @@ def build(
     next_blockers: Callable[[Frame, tuple[Frame, ...]], list[dict[str, Any]]] | None = None,
 ) -> Diagnosis:
     sig: Signature = m.signature
+    if "no-culprit" in sig.tags:
+        # the frames in view are a wrapper's re-raise or a run of compiled code, not what dynamo traced
+        t = replace(t, culprit=None, chain=())
     if t.culprit is None and sig.family == "dynamo":
         where = located(record, cat) or ("located-from-log" in sig.tags and located_in_log(facts)) or None
         if where is not None:

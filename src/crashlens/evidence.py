@@ -158,6 +158,15 @@ _FAKE_RUN_FAILED = recache.compile(
 _DYNAMO_EXPLANATION = recache.compile(r"^Explanation: (?P<t>.*?\bDynamo .*)$")
 # pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
 _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
+# Messages only torch.compile's stack writes, quoted anywhere in a line with their type and traceback lost: an
+# application's logger printing `str(e)` (`Request failed: Error: accessing tensor output of CUDAGraphs ...`), a
+# warning pasted into prose, a one-line paste. `dyn`: dynamo's own (variables/torch.py's non-Tensor result,
+# 2.1-2.13; SkipFunctionVariable's builtin message, 2.5-2.13, also a `UserWarning` through warn_once);
+# `cg`: cudagraph trees' storage-access error (torch/_inductor/cudagraph_trees.py, 2.1-2.13).
+_COMPILE_MESSAGE = recache.compile(
+    r"(?P<dyn>torch\.\* op returned non-Tensor\b|Dynamo does not know how to trace the builtin\b)"
+    r"|(?P<cg>accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run)"
+)
 EXC_LEADING = recache.compile(r"^(?P<lead>)(?P<type>(?:[a-z_]\w*\.)+_?[A-Z]\w*): (?P<msg>.*)$")
 EXC_FREE = recache.compile(
     r"^(?P<lead>[^\n]{0,120}?: )?"
@@ -180,6 +189,11 @@ FINDING_LOGGERS = ("torch._dynamo.exc", "torch._dynamo.variables.higher_order_op
 FINDING_LOG_FILES = tuple(n.replace(".", "/") + ".py" for n in FINDING_LOGGERS)
 
 
+# The file a glog prefix names, when it is one of inductor's (`[rank0]:E0422 ... torch/_inductor/runtime/
+# triton_heuristics.py:780] [0/0] ...`, a Windows `Lib\\site-packages\\torch\\_inductor\\...`).
+_COMPILE_LOG_FILE = recache.compile(r"(?:^|[/\\])torch[/\\]_inductor[/\\]")
+
+
 def _torch_compile_logger(line: LogLine) -> bool:
     """An ERROR/CRITICAL record of a torch._dynamo / torch._inductor logger, or a warning of
     convert_frame (where suppress_errors logs the failure it swallowed), in Python logging's format."""
@@ -191,6 +205,13 @@ def _torch_compile_logger(line: LogLine) -> bool:
     return ok and not line.text.startswith(BENIGN_TORCH_LOG)
 
 
+def _torch_compile_glog_error(line: LogLine) -> bool:
+    """An ERROR/CRITICAL glog line (torch's own log format) that a torch._inductor file wrote: inductor logs
+    them as a compile fails (triton_heuristics' `Triton compilation failed` and the kernel's source)."""
+    return line.level in ("ERROR", "CRITICAL") and line.logger is None and line.logged_at is not None and \
+        _COMPILE_LOG_FILE.search(line.logged_at) is not None and not line.text.lstrip().startswith(BENIGN_TORCH_LOG)
+
+
 def _finding_logger(line: LogLine) -> bool:
     """A WARNING of one of FINDING_LOGGERS, named (Python logging, torch 2.0-2.2's format) or by the file
     a glog line names; any line of the record, since a paste may start inside it."""
@@ -199,6 +220,17 @@ def _finding_logger(line: LogLine) -> bool:
     if line.logger:
         return line.logger in FINDING_LOGGERS
     return (line.logged_at or "").replace("\\", "/").endswith(FINDING_LOG_FILES)
+
+
+# Python's warnings module's own format, `FILE:LINE: UserWarning: MSG`: dynamo's warn_once prints its message so
+# just before it raises or breaks the graph with the same words, and that report (frames, `from user code:`) says
+# more; only a bare copy of the message (pasted into prose, the file lost) is all there is.
+# (searched: a terminal may have wrapped the file's path onto the line before)
+_WARNINGS_MODULE_LINE = recache.compile(r"\.py:\d+: \w*Warning: ")
+
+
+def _not_warnings_module_line(line: LogLine) -> bool:
+    return _WARNINGS_MODULE_LINE.search(line.text) is None
 
 
 def _exception_line(line: LogLine) -> bool:
@@ -254,6 +286,13 @@ RULES: tuple[Rule, ...] = (
     Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
                        b": [ERROR]", b": [CRITICAL]", b"torch._dynamo.convert_frame: [WARNING]", b"torchdynamo.convert_frame: [WARNING]"), _ANY,
          when=_torch_compile_logger, in_prefix=True),
+    # the same in torch's glog format: its markers are the file in the prefix (the level is one letter, no marker
+    # can say it); stripped, since every line of a multi-line record carries the prefix, its text indented
+    # (the kernel source under `Triton compilation failed`)
+    # (inductor's files only: dynamo's ERROR glog records include metrics_context's benign multi-line one, whose
+    # continuation lines do not carry its first line's words)
+    Rule("torch-glog", (b"torch/_inductor/", b"torch\\_inductor\\"), _ANY,
+         when=_torch_compile_glog_error, in_prefix=True, on_stripped=True),
     # A WARNING of FINDING_LOGGERS. Its markers are broad, so that the native locator's 128 slots still hold
     # every marker (more would push the fact rules to broader triggers): each such line names
     # `torch._dynamo.exc`, `exc.py:` or `higher_order_ops` in its prefix.
@@ -263,6 +302,9 @@ RULES: tuple[Rule, ...] = (
     # (and dotted names, which the prefilter finds without a marker).
     Rule("exception", (b"Error", b"Exception", b"Unsupported", b"BackendCompilerFailed", b"."), EXC_FREE,
          when=_exception_line),
+    # after the exception rule: a quoted message whose exception line is in view is that exception's
+    Rule("compile-message", (b"op returned non-Tensor", b"Dynamo ", b"output of CUDAGraphs"), _COMPILE_MESSAGE,
+         search=True, when=_not_warnings_module_line),
 )
 
 # A rule's markers as text, for its own cheap test (the exception rule's "." stands for dotted names).
@@ -367,6 +409,38 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     # graph; its _GmRunner / _CompiledFxGraph `__call__` are the runs of the compiled graph
     *(MachineryFrame("torchair/npu_fx_compiler.py", fn) for fn in ("_get_compiled_gm", "_gen_compiled_gm")),
 )
+
+
+# Frames that run only code torch.compile produced: the compiled graph of a dynamo frame being called. A traceback
+# whose exception is out of view and that shows one failed in a compiled graph's run (a Triton kernel, a CUDA
+# error, an op of the captured graph): not a compile failure, but torch.compile's, and what helps differs from an
+# eager crash's. Not COMPILE_MACHINERY (they say nothing of a compile), and not evidence where an exception is in
+# view (a CUDA OOM or an IndexError inside a compiled graph is that error). Only torch's own frames: a server's or
+# an app's runtime of compiled pieces (vllm/compilation's caching.py / backends.py, ComfyUI's compile wrapper)
+# without a dynamo or inductor frame is not dynamo evidence (samples/pastes-heldout2 case 029 is labelled so).
+COMPILED_RUN: tuple[MachineryFrame, ...] = (
+    MachineryFrame("torch/_inductor/output_code.py", "__call__"),  # inductor's compiled module (2.6-2.13)
+)
+# eval_frame's `_fn` is the disable() wrapper dynamo puts around every compiled graph it calls (and around any
+# function torch._dynamo.disable wraps): a run of a compiled graph where what it calls is an fx GraphModule
+# (`call_wrapped`, `__call__`), or where the frame above it is one executing dynamo's transformed bytecode, whose
+# line is the function's `def` (the bytecode that calls the graph has no other line of its own).
+_EVAL_FN = MachineryFrame("torch/_dynamo/eval_frame.py", "_fn")
+_GRAPH_MODULE = MachineryFrame("torch/fx/graph_module.py")
+_DEF_LINE = recache.compile(r"^\s*(?:async\s+)?def\s+\w+\s*\(")
+
+
+def is_compiled_run(frames: tuple[Frame, ...] | list[Frame]) -> bool:
+    """A traceback (frames outermost first) through a run of code torch.compile produced (COMPILED_RUN)."""
+    for i, f in enumerate(frames):
+        if any(m.holds(f) for m in COMPILED_RUN):
+            return True
+        if _EVAL_FN.holds(f):
+            if any(_GRAPH_MODULE.holds(g) for g in frames[i + 1:]):
+                return True
+            if i > 0 and _DEF_LINE.match(frames[i - 1].source or "") is not None:
+                return True
+    return False
 
 
 # Servers re-raise a worker's crash with a message that only points at it: that exception is the

@@ -56,6 +56,10 @@ _VLLM_LEVEL = recache.compile(
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
     r"(?:\[[^\]]+?:\d+\] ?|[\w.]+:\d+\] ?)"
 )
+# A bracketed process tag before vLLM's level and date: vLLM-Omni's pipeline stages (`[Stage-0] ERROR 03-03
+# 12:05:47 [diffusion_worker.py:430] `); only where vLLM's level prefix follows, so a line's own `[tag] ` stays.
+_VLLM_STAGE = recache.compile(
+    r"\[(?P<proc>[A-Za-z][\w-]{0,40})\] (?=(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d)")
 _SGLANG = recache.compile(
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,6})?(?P<ranks>(?: (?:DP|PP|ATTN_CP|ATTN_DP|MOE_DP|CP|TP|EP)\d+)*)\] ?"
 )
@@ -76,7 +80,8 @@ _CLOCK = recache.compile(
 _NIX = recache.compile(r"[A-Za-z][\w.+-]{0,60}> ")
 _GLOG = recache.compile(
     # the time and thread id are left out of some pastes (`V0627 torch/_dynamo/exc.py:209] ...`)
-    r"(?P<level>[VIWEC])\d{4}(?: \d\d:\d\d:\d\d\.\d+)?(?: +\d+)? (?P<gfile>[^\s\]]+):\d+\](?: |$)"
+    # and a reporter may mask the time's digits with letters (`E1018 zz:23:38.281000 6040 ...`)
+    r"(?P<level>[VIWEC])\d{4}(?: [\dxXzZ]{2}:[\dxXzZ]{2}:[\dxXzZ]{2}\.[\dxXzZ]+)?(?: +\d+)? (?P<gfile>[^\s\]]+):\d+\](?: |$)"
     r"(?:\[[\d/_]+\] )?(?:\[__(?P<artifact>\w+)\] ?)?"
 )
 # A glog prefix whose head (level, date, thread) the reporter elided: `.../torch/_dynamo/x.py:436] [16/2] `.
@@ -159,6 +164,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("ADFJMNOS", _JOURNALD, "wrapper"),
     ("[", _PYLOG_OLD, "pylog"),
     ("T", _DYNAMO_OLD_LOG, "level"),
+    ("[", _VLLM_STAGE, "process"),
     ("[", _SGLANG, "sglang"),
     ("[", _TORCH_RANK, "torch-rank"),
     ("[", _ELASTIC_ROLE, "elastic-role"),

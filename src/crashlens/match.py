@@ -68,7 +68,8 @@ _CONFIG_MODULE = recache.compile(r"torch[/\\](?:_dynamo[/\\]config_utils|utils[/
 
 # CrashRecord.evidence kinds that only torch.compile prints ("reraise", a server's "see root cause above"
 # wrapper, says nothing of what failed).
-_DYNAMO_EVIDENCE = frozenset({"compile-machinery", "banner", "failed-inlining", "recompiling", "torch-log"})
+_DYNAMO_EVIDENCE = frozenset({"compile-machinery", "banner", "failed-inlining", "recompiling", "torch-log", "compile-message",
+                              "compiled-run"})
 
 
 def has_dynamo_evidence(record: CrashRecord) -> bool:

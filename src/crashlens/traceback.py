@@ -33,6 +33,7 @@ from .evidence import (
     first_evidence,
     is_compile_machinery,
     is_compiled_code,
+    is_compiled_run,
     may_be_evidence,
     points_elsewhere,
 )
@@ -70,6 +71,11 @@ _ELISION = recache.compile(r"^\s*(?:\.\.\.|…)\s*$|^\s*\[\.\.\.[^\]]*\]\s*$")
 # dimension under a ConstraintViolationError (`User stack:`, torch 2.9+)
 # output_graph's warning when the backend raised a fake-tensor exception (2.1-2.5): the message, the user
 # stack dynamo was tracing (root_tx.format_frame_summary()), then its last line; the graph breaks there.
+# What may stand before a quoted compile-only message (evidence.py's compile-message): an exception or warning type
+# and its colon (`UserWarning: `, `Request failed: Error: `); anything else (`ing: `, a line a terminal wrapped
+# inside `UserWarning`) is the rest of another line.
+_QUOTED_AFTER = recache.compile(r"(?:\b[A-Z]\w*(?:Error|Exception|Warning|Unsupported)|\bError|\bWarning): ?`?$")
+_RAISED_HEAD = recache.compile(r"(?:Error|Exception|Unsupported): ?`?$")
 _FAKE_FALLBACK_AT = recache.compile(r"^Backend compiler failed with a fake tensor exception at\s*$")
 _FAKE_FALLBACK_END = "Adding a graph break."
 # A compiler's or linker's stderr (the build inductor or triton ran in a subprocess) printed into the middle
@@ -219,6 +225,9 @@ class _Draft:
             not typed and not self.logged_stack and any(is_compiled_code(f) for b in chain for f in b.frames)
         if machinery and not typed:
             evidence = "compile-machinery"  # torch.compile's own frames, its exception line out of view
+        elif not typed and not self.logged_stack and evidence is None and \
+                any(is_compiled_run(b.frames) for b in chain):
+            evidence = "compiled-run"  # a compiled graph's run failed, its exception line out of view
         dynamo = None
         if self.dynamo_body or self.user_frames or self.trailer or machinery or \
                 any(_DYNAMO_TYPE.search(b.type) for b in chain):
@@ -1020,6 +1029,21 @@ class _Stream:
         d.dynamo_body = True
         return True
 
+    def _open_compile_message(self, line: LogLine, m: re.Match[str]) -> bool:
+        # A message only torch.compile writes, its exception line lost (quoted by an application's logger, a
+        # one-line paste); a `Warning:` before it is a finding of a run that goes on.
+        head = line.text[: m.start()]
+        if line.level in ("DEBUG", "INFO") or head.strip() and _QUOTED_AFTER.search(head) is None:
+            return False  # a logged section of a report (its own record), or a line a terminal wrapped mid-word
+        # fatal where the head says an error was raised (`Request failed: Error: ...`); a bare copy of a message
+        # that is a graph break unless fullgraph is on, or a warning, is a finding
+        fatal = _RAISED_HEAD.search(head) is not None
+        d = self._open("partial" if fatal else "warning", line, BODY, lead=head.strip(" :`'\"") or None,
+                       section="message", evidence="compile-message")
+        d.new_block().message_lines.append(line.text[m.start():].strip().rstrip("`'\""))
+        d.dynamo_body = m.group("dyn") is not None
+        return True
+
     def _open_graph_break_warning(self, line: LogLine, m: re.Match[str]) -> bool:
         # A warning, not an error: the frame ran with a graph break. The file is dynamo's own (where it
         # warned), not the user's; the next indented line is the warning's source line (`warn_once(msg)`).
@@ -1362,6 +1386,8 @@ _OPENERS = {
     "item-advice-rest": _Stream._open_item_advice_rest,
     "wont-convert": _Stream._open_wont_convert,
     "graph-break-warning": _Stream._open_graph_break_warning,
+    "compile-message": _Stream._open_compile_message,
+    "torch-glog": _Stream._open_torch_log,
     "dynamo-explanation": _Stream._open_dynamo_explanation,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
