@@ -7,7 +7,8 @@
 On a shared, noisy machine two trees timed minutes apart are not comparable; timed in turns (before,
 after, grep; the order rotating from one pair to the next, so neither tree always runs first), each
 tree's time is divided by grep's in the same pair. It prints, per shape, the median and range of the
-pairs' wall and CPU (user + sys, from wait4) ratios to `grep -c -F` for each tree, and the crashes
+pairs' wall and CPU (user + sys, from wait4) ratios to `grep -c -F` for each tree, the median of the
+pairs' after/before ratios (grep aside: the steadier figure on a busy machine), and the crashes
 found (benchmarks/gen_log.py's verify: each crash with the diagnosis it gets alone). Not part of the
 test suite. Both trees' bytecode must be written first (bench_scan.compile_bytecode explains why):
 `python -m compileall -q src/crashlens` in each.
@@ -70,6 +71,11 @@ def main() -> int:
             row[k] = {"ratio": statistics.median(r), "range": (min(r), max(r)), "cpu_ratio": statistics.median(rc),
                       "s": statistics.median(wall[k]), "cpu_s": statistics.median(cpu[k]), "found": found[k]}
             ok &= found[k] == len(crashes)
+        # The trees against each other, pair by pair (grep aside): the steadier figure on a busy machine.
+        row["after_vs_before"] = {
+            "wall": statistics.median(x / y for x, y in zip(wall["after"], wall["before"])),
+            "cpu": statistics.median(x / y for x, y in zip(cpu["after"], cpu["before"])),
+        }
         rows.append(row)
         if not a.json:
             print(f"{label:>5} {shape:<8} grep {row['grep_s']:.3f}s ({row['grep_cpu_s']:.3f}s CPU), {a.pairs} pairs, "
@@ -79,6 +85,8 @@ def main() -> int:
                 print(f"      {k:<6} wall {t['ratio']:5.2f}x ({t['range'][0]:.2f}-{t['range'][1]:.2f})  "  # type: ignore[index]
                       f"CPU {t['cpu_ratio']:5.2f}x  {t['s']:.3f}s ({t['cpu_s']:.3f}s CPU)  "  # type: ignore[index]
                       f"found {t['found']}/{len(crashes)}", flush=True)  # type: ignore[index]
+            ab = row["after_vs_before"]
+            print(f"      after/before, pair by pair: wall {ab['wall']:.3f}  CPU {ab['cpu']:.3f}", flush=True)  # type: ignore[index]
     if a.json:
         print(json.dumps(rows, indent=2))
     return 0 if ok else 1

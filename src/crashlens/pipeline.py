@@ -354,7 +354,7 @@ def scan_located(
         nonlocal base, hint, first_control
         shapes, present = pf.shapes(chunk)
         n = len(shapes) - 1
-        for zkey in {pf.route(sh) for sh in present}.difference(first_chunk):
+        for zkey in set(map(pf.route, present)).difference(first_chunk):
             first_chunk[zkey] = index
         if first_control is None and any(_CONTROL in sh for sh in present):
             first_control = index
@@ -396,7 +396,10 @@ def scan_located(
             # Records are open: every unprefixed line, and every line of an open record's rank (its
             # digits aside), goes through; a line prefixed with another rank is skipped.
             zactive = {zero_digits(k) for k in active}
-            danger = {sh for sh in present if _dangerous(pf, sh, zactive)}
+            # A line of a dangerous shape may change an open record, or start one: it goes to an open
+            # record's stream (unprefixed, or an open record's rank), or it may matter.
+            route, matters = pf.route, pf.matters
+            danger = {sh for sh in present if (z := route(sh)) is None or z in zactive or matters(sh)}
             # Lazily: the set changes whenever a record opens or closes, and the scan starts again.
             for k in (k for k in range(i, n) if shapes[k] in danger):
                 if k > i:
@@ -449,13 +452,6 @@ def scan_located(
     else:
         early.extend(s.finish())
     return s.lines, s.final_diagnoses(early)
-
-
-def _dangerous(pf: Prefilter, shape: bytes, zactive: set[str]) -> bool:
-    """A line of this shape may change an open record, or start one: it goes to an open record's
-    stream (unprefixed, or an open record's rank), or it may matter."""
-    zkey = pf.route(shape)
-    return zkey is None or zkey in zactive or pf.matters(shape)
 
 
 def _last_routed(pf: Prefilter, shapes: list[bytes], end: int, start: int) -> int | None:
