@@ -1,9 +1,11 @@
-"""A fast-path scan ends without the interpreter's teardown (cli._exit): nothing it writes or keeps is lost."""
+"""A fast-path scan run as the console script ends without the interpreter's teardown (cli.console, cli._exit):
+nothing it writes or keeps is lost, and a program that calls main() keeps control."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 from conftest import SAMPLES, crashlens_exe, run_cli
 
@@ -47,7 +49,12 @@ def test_a_reader_that_leaves_early_gives_one_exit_code() -> None:
     assert len(codes) == 1, codes
 
 
-def test_a_caller_of_main_gets_control_back(capsys) -> None:
-    """Only the console script skips the teardown: main(argv) returns (or raises SystemExit) as before."""
-    rc, out = _in_process(capsys, "scan", "--format", "json", str(LOG))
-    assert rc == 1 and json.loads(out)["diagnoses"]  # (had it ended the process, pytest would have ended too)
+def test_a_caller_of_main_gets_control_back() -> None:
+    """Only the console script (cli.console) skips the teardown: a program that calls main(), with the
+    command line in sys.argv as the script has it, gets control back after it, as before."""
+    code = ("import sys\nfrom crashlens.cli import main\n"
+            f"sys.argv = ['crashlens', 'scan', '--format', 'json', {str(LOG)!r}]\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    print('EXIT', e.code, file=sys.stderr)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.stderr.decode().strip().endswith("EXIT 1"), p.stderr
+    assert json.loads(p.stdout)["diagnoses"]

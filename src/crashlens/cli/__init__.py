@@ -66,8 +66,6 @@ def main(argv: list[str] | None = None) -> Any:
     traceback (CRASHLENS_DEBUG=1 shows the traceback of an internal error)."""
     from ..errors import UserError
 
-    global _console
-    _console = argv is None
     stdout_was_devnull = _stdout_is_devnull()
     try:
         rc = _run(sys.argv[1:] if argv is None else list(argv))
@@ -212,9 +210,16 @@ def _silence_stdout() -> None:
 # A scan read by the fast path, run as the console script, ends without the interpreter's teardown (freeing
 # every module, the catalog and its compiled patterns: 8-14 ms of CPU, a seventh of a crash-free scan): its
 # output is flushed and atexit's handlers (the caches kept in ~/.cache/crashlens) have run, and it holds no
-# file open for writing. Never for a caller of main(argv), nor for the commands click runs.
+# file open for writing. Never for a caller of main(), nor for the commands click runs.
 _console = False
 _fast_scan = False
+
+
+def console() -> Any:
+    """The console script's entry point (pyproject.toml): main(), ended quickly where that is safe."""
+    global _console
+    _console = True
+    return main()
 
 
 def _exit(code: int) -> Any:
