@@ -173,18 +173,26 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 
 
+# The prefixes a line may start with, by its first character, in _PREFIXES's order; and the same without
+# _PREFIX_TAIL (for every line but a paste's first). Every line of a crash is framed, some several times,
+# and trying the 27 prefixes one by one in Python was the framing's largest cost.
+_BY_FIRST: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+    c: tuple((pattern, what) for first, pattern, what in _PREFIXES if c in first)
+    for c in {c for first, _, _ in _PREFIXES for c in first}
+}
+_BY_FIRST_LATER: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+    c: tuple((pattern, what) for pattern, what in got if pattern is not _PREFIX_TAIL) for c, got in _BY_FIRST.items()
+}
+
+
 def _next_prefix(text: str, first_line: bool = False) -> tuple[str, re.Match[str]] | None:
     """The prefix the line starts with, if any: (what it is, its match). The tail of a cut prefix
     (`_PREFIX_TAIL`) is one only on a paste's first line: further on, such a line is the rest of the line
     before it, cut by a terminal's wrap inside its prefix, and is joined back to it (traceback.Rewrap)."""
-    c0 = text[0]
-    for first, pattern, what in _PREFIXES:
-        if pattern is _PREFIX_TAIL and not first_line:
-            continue
-        if c0 in first:
-            m = pattern.match(text)
-            if m is not None:
-                return what, m
+    for pattern, what in (_BY_FIRST if first_line else _BY_FIRST_LATER).get(text[0], ()):
+        m = pattern.match(text)
+        if m is not None:
+            return what, m
     return None
 
 
@@ -526,6 +534,25 @@ def _split_escaped(text: str) -> list[str] | None:
     return [p.replace('\\"', '"').replace("\\'", "'") for p in parts]
 
 
+# prefix with its digits zeroed -> the pattern of its repeats (digits may differ), for _split_repeated_prefix:
+# every long line of a crash is looked at for a repeat of its prefix, and escaping, rewriting and looking
+# the pattern up in re's cache cost more than the search. Bounded: a log's prefixes are few.
+_REPEATS: dict[str, re.Pattern[str]] = {}
+_ZERO_DIGITS = str.maketrans("123456789", "000000000")
+
+
+def _repeat_of(prefix: str) -> re.Pattern[str]:
+    """The pattern of a repeat of this prefix, its digit runs any digit runs (it depends only on where
+    they are, so it is kept by the prefix with its digits zeroed)."""
+    key = prefix.translate(_ZERO_DIGITS)
+    rx = _REPEATS.get(key)
+    if rx is None:
+        if len(_REPEATS) >= 256:
+            _REPEATS.clear()
+        rx = _REPEATS[key] = re.compile(_DIGIT_RUN.sub(lambda _m: r"\d+", re.escape(prefix)))
+    return rx
+
+
 def _split_repeated_prefix(raw: str, first: LogLine) -> list[str] | None:
     """`raw` split before each repeat of its own prefix (digits may differ: timestamps), or None. Of
     stacked prefixes (vLLM's tag, then glog's), the outermost that repeats: the inner ones may be
@@ -541,7 +568,7 @@ def _split_repeated_prefix(raw: str, first: LogLine) -> list[str] | None:
         prefix = text[:end]
         if end < MIN_PREFIX or not prefix.strip():
             continue
-        rx = re.compile(_DIGIT_RUN.sub(lambda _m: r"\d+", re.escape(prefix)))
+        rx = _repeat_of(prefix)
         cuts = [m.start() for m in rx.finditer(text, end)]
         if cuts:
             bounds = [0, *cuts, len(text)]

@@ -135,7 +135,7 @@ class Locator:
         """Set apart, in the chunks located from now on, every line whose shape key is one of these
         (lines with a control character aside): they come back as the fourth and fifth items of what a
         chunk gives, with these keys as the sixth. The caller looks at them only when it must (a
-        start-up banner matters only after a crash, see pipeline.scan_located), and in bulk."""
+        start-up banner matters only after a crash, see skim.Skimmer), and in bulk."""
         from array import array
 
         got = frozenset(keys)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 
 from ._struct import dataclass, field, replace
@@ -16,6 +15,7 @@ from .prefilter import Prefilter, route_key, shape, zero_digits
 from .read import decode_physical, iter_line_chunks, iter_lines, open_source
 from .records import CrashRecord, Diagnosis, Frame
 from .rounds import Round, RoundCounter, rounds_of
+from .skim import Skimmer
 from .traceback import RecordExtractor
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~4 ms of start-up)
@@ -28,23 +28,8 @@ if TYPE_CHECKING:
 _WALK_BACK = 64
 # Bytes of a chunk judged by shape at a time while a record is open.
 _WINDOW = 1 << 16
-# Lines holding a fact rule's trigger a scan feeds from its first chunk before it works its facts out at
-# once (scan_located's learn): a small log's fact patterns are compiled (and `regex` imported) only if
-# it crashes, and its start-up block is a few dozen such lines; a restart loop's first 2 MB hold ~400.
-_LEARN_AFTER = 64
-# Shapes of lines that cannot matter a native locator is told to leave out (bounded: a log of unique
-# lines must not grow memory, nor the locator's table).
-MAX_KNOWN_SHAPES = 1 << 14
 # Records kept for a second diagnosis once the whole source (and every start-up fact) has been read.
 MAX_KEPT_RECORDS = 2000
-# Shapes of start-up banners a native locator is told to set apart (a restart loop has one or a few).
-MAX_BANNER_SHAPES = 256
-# Located lines of a chunk judged not to matter, one by one, before its remaining located lines are
-# filtered natively with every shape judged so (skim): a chunk located ahead of the scan, before its
-# lines' shapes were judged, would hand them to Python one by one (the warnings benchmark's first five
-# 2 MB chunks held 3,500 such lines each).
-_REFILTER = 32
-
 
 
 @dataclass(slots=True)
@@ -314,8 +299,8 @@ def scan_located(
     if pf is None:
         pf = Prefilter(cat)
     extractor = s.extractor
+    skimmer = Skimmer(s, pf, locator)
     early: list[Diagnosis] = []
-    noted = 0  # lines fed that held a fact rule's trigger (see learn)
     base = 0  # lines before the current chunk
     hint: tuple[int, bytes] | None = None  # last skipped line with a route key, not fed yet
     first_chunk: dict[str | None, int] = {}  # route key (digits zeroed) -> chunk it first shows in
@@ -323,15 +308,12 @@ def scan_located(
     first_native: int | None = None  # first chunk skimmed natively: its route keys were not looked at
 
     def feed(lineno: int, raw: bytes) -> None:
-        nonlocal hint, noted
+        nonlocal hint
         if hint is not None:
             early.extend(s.feed_at(hint[0], decode_physical(hint[1])))
             hint = None
         early.extend(s.feed_at(lineno, decode_physical(raw)))
-        if s.facts.pending:  # type: ignore[union-attr]
-            noted += 1
-            if learning or noted > _LEARN_AFTER:
-                learn()
+        skimmer.fed()
 
     def hint_between(chunk: bytes, lo: int, hi: int, first: int, stop: int) -> None:
         """Set the hint to the last line with a route key among lines first..stop-1 of the chunk,
@@ -356,69 +338,23 @@ def scan_located(
                 hint = (base + first + j + 1, lines[j])
 
     def skim(chunk: bytes, located: Located, i: int, lo: int) -> tuple[int, int]:
-        """Feed the lines of interest of a chunk from line i (at byte lo) while no record is open;
-        where a record opened (line, byte), or the chunk's end. `located`'s lines set aside are
-        start-up banners (see below), looked at only while the round has had a crash."""
-        nonlocal narrowed
-        n, aside, aside_starts = located[0], located[3], located[4]
-        if narrowed is not None and narrowed[0] != epoch:
-            narrowed = None  # inert shapes forgotten since (a new round): every located line judged again
-        indices, starts = (located[1], located[2]) if narrowed is None else (narrowed[1], narrowed[2])
-        x, pos = bisect_left(indices, i), i  # the next line of interest; the line after the last looked at
-        skipped, applied = 0, -1 if narrowed is None else narrowed[3]
-        while True:
-            h = indices[x] if x < len(indices) else n
-            y = bisect_left(aside, pos) if aside and s.rounds.crashed else len(aside)  # type: ignore[union-attr]
-            if y < len(aside) and aside[y] < h:
-                h, start = aside[y], aside_starts[y]  # the first banner after a crash: a new round
-            elif h < n:
-                start = starts[x]
-                x += 1
-            else:
-                break
-            pos = h + 1
-            end = chunk.index(b"\n", start)
-            line = bytes(chunk[start:end])
-            sh = shape(line)
-            if not pf.matters(sh):
-                # Located by a marker that cannot make it matter (retired since, or one that only
-                # matters in a line that starts a record): skipped like any other line, and the
-                # locator leaves lines of this shape out from now on.
-                if locator is not None and len(inert) < MAX_KNOWN_SHAPES:
-                    inert.add(locator.shape_key(line))
-                    skipped += 1
-                    # Many such lines: the rest of the chunk was located before their shapes were
-                    # judged. Filter it natively with every shape judged inert by now: at most once per
-                    # _REFILTER lines skipped and per sixteenth of the lines left, so the native work
-                    # is at most 16 lines a line skipped here (each ~40 times cheaper than in Python).
-                    if skipped >= _REFILTER and len(inert) != applied and 16 * skipped >= len(indices) - x:
-                        indices, starts = locator.drop_known(chunk, indices[x:], starts[x:], inert)
-                        x, skipped, applied = 0, 0, len(inert)
-                        narrowed = (epoch, indices, starts, applied)
-                continue
-            if sh in pf.banner_only:
-                if locator is not None and len(banners) < MAX_BANNER_SHAPES:
-                    banners.setdefault(locator.shape_key(line), sh)
-                if not s.rounds.crashed:  # type: ignore[union-attr]
-                    # A start-up banner begins a round only after a crash of this one (rounds.py; no
-                    # record is open while skimming): a restart loop's banners before any crash change
-                    # nothing. The locator sets lines of this shape apart from now on, and only the
-                    # first of them after a crash is looked at.
-                    continue
+        """Feed the lines of interest of a chunk from line i (at byte lo) while no record is open (the
+        Skimmer chooses them); where a record opened (line, byte), or the chunk's end."""
+        for h, start, end, line in skimmer.lines(chunk, located, i):
             hint_between(chunk, lo, start, i, h)
             feed(base + h + 1, line)
             i, lo = h + 1, end + 1
             if extractor.active_streams():
                 return i, lo
-        hint_between(chunk, lo, len(chunk), i, n)
-        return n, len(chunk)
+        hint_between(chunk, lo, len(chunk), i, located[0])
+        return located[0], len(chunk)
 
     def shape_chunk(index: int, chunk: bytes) -> None:
         """Feed what matters in a chunk of whole lines, judged by line shapes (prefilter.py)."""
         nonlocal base, hint, first_control
         shapes, present = pf.shapes(chunk)
         n = len(shapes) - 1
-        for zkey in {pf.route(sh) for sh in present}.difference(first_chunk):
+        for zkey in set(map(pf.route, present)).difference(first_chunk):
             first_chunk[zkey] = index
         if first_control is None and any(_CONTROL in sh for sh in present):
             first_control = index
@@ -460,7 +396,10 @@ def scan_located(
             # Records are open: every unprefixed line, and every line of an open record's rank (its
             # digits aside), goes through; a line prefixed with another rank is skipped.
             zactive = {zero_digits(k) for k in active}
-            danger = {sh for sh in present if _dangerous(pf, sh, zactive)}
+            # A line of a dangerous shape may change an open record, or start one: it goes to an open
+            # record's stream (unprefixed, or an open record's rank), or it may matter.
+            route, matters = pf.route, pf.matters
+            danger = {sh for sh in present if (z := route(sh)) is None or z in zactive or matters(sh)}
             # Lazily: the set changes whenever a record opens or closes, and the scan starts again.
             for k in (k for k in range(i, n) if shapes[k] in danger):
                 if k > i:
@@ -481,96 +420,13 @@ def scan_located(
                     i = n
         base += n
 
-    known_then = 0  # facts known when the markers were last narrowed
-    inert: set[int] = set()  # shape keys (Locator.shape_key) of located lines that cannot matter
-    epoch = 0  # how many times inert was emptied (a new round whose facts are unknown again)
-    # (epoch, indices, starts, len(inert)): the current chunk's located lines as skim last filtered them
-    narrowed: tuple[int, list[int], list[int], int] | None = None
-    told = 0  # how many of them the locator has been given
-    banners: dict[int, bytes] = {}  # shape key -> shape of located lines that matter only as a banner
-    banners_told: frozenset[int] = frozenset()  # the keys the locator sets apart
-    aside_ok: dict[frozenset[int], bool] = {}  # keys a chunk was located with -> may its lines stay apart
-    shapes_of: dict[int, bytes] = {}  # every banner key given to the locator -> its shape
-
-    learning = False  # from the second chunk on (see _LEARN_AFTER for the first)
-    known_in: FactCollector | None = None  # the round's collector known_then counts the facts of
-    known_keys: frozenset[str] = frozenset()  # the facts the markers were last narrowed with
-
-    def learn() -> None:
-        """Retire the markers of the fact rules whose facts are all known now (Prefilter.retire); with
-        a new round (rounds.py), which knows fewer facts than the last, shapes judged inert while they
-        were known may state this round's facts. Done at each chunk, and after each line fed that held a
-        fact rule's trigger (from the second chunk on, or past _LEARN_AFTER such lines): a restart loop
-        prints ~200 launches a 2 MB chunk, and each of their start-up banners, which stated the round's
-        facts again, was fed with the line before it to the end of the chunk (the 300 MB start-up
-        benchmark fed 393 such lines of 1,556). Fewer markers only ever make fewer lines matter (first
-        value wins), so the lines of this chunk located with more stay valid."""
-        nonlocal known_then, told, known_in, known_keys, epoch
-        assert s.facts is not None
-        facts = s.facts.facts  # (works through the lines noted since the last time)
-        if facts.known() != known_then or s.facts is not known_in:
-            keys = frozenset(facts.values)
-            if not keys >= known_keys:
-                # Markers come back (a new round knows other facts): shapes judged inert without them
-                # may matter now. A round that knows what the last knew keeps them (the warnings
-                # benchmark's rounds found 3,823 lines, 7,159 when each new round cleared them).
-                inert.clear()
-                epoch += 1
-                told = -1
-                if locator is not None:
-                    locator.known(())
-            known_then, known_in, known_keys = facts.known(), s.facts, keys
-            if pf.retire(keys) and locator is not None:
-                locator.retarget(pf.markers)
-
-    def narrow() -> None:
-        nonlocal told, banners_told, learning
-        learning = True
-        aside_ok.clear()  # the markers may change below, and with them which shapes are banners only
-        if locator is not None and len(inert) != told:
-            told = len(inert)
-            locator.known(inert)
-        learn()
-        if locator is not None and banners:
-            # A shape that holds a fact's marker is no banner only while the fact is unknown: no
-            # longer set apart (it comes back when skim sees a line of it judged a banner only again).
-            for key, sh in list(banners.items()):
-                if not pf.info(sh)[0] or sh not in pf.banner_only:
-                    del banners[key]
-            if banners.keys() != banners_told:
-                banners_told = frozenset(banners)
-                if len(shapes_of) < 4 * MAX_BANNER_SHAPES:
-                    shapes_of.update(banners)
-                locator.aside(banners_told)
-
-    def apart(located: Located) -> Located:
-        """The located chunk, its lines set aside kept apart only if every shape that set them aside is
-        still a banner only (they were located ahead, maybe under other markers); else put back among
-        the lines of interest, to be judged one by one."""
-        if len(located) < 6:
-            return (*located[:3], [], [], frozenset())  # type: ignore[return-value]
-        if not located[3]:
-            return located
-        keys = located[5]
-        ok = aside_ok.get(keys)
-        if ok is None:
-            ok = aside_ok[keys] = all(k in shapes_of and pf.info(shapes_of[k])[0]
-                                      and shapes_of[k] in pf.banner_only for k in keys)
-        if ok:
-            return located
-        merged = sorted(zip(located[1] + located[3], located[2] + located[4]))
-        return (located[0], [h for h, _ in merged], [st for _, st in merged], [], [], keys)
-
     for index, (chunk, located) in enumerate(pairs):
-        if index:
-            narrow()
+        located = skimmer.chunk(index, located)
         if located is None:
             shape_chunk(index, chunk)
             continue
         if first_native is None:
             first_native = index
-        located = apart(located)
-        narrowed = None
         # Skim while no record is open; while one is, judge lines by shape, a window at a time, so
         # that skimming resumes soon after the record closes.
         top, (n, i, lo) = base, (located[0], 0, 0)
@@ -596,13 +452,6 @@ def scan_located(
     else:
         early.extend(s.finish())
     return s.lines, s.final_diagnoses(early)
-
-
-def _dangerous(pf: Prefilter, shape: bytes, zactive: set[str]) -> bool:
-    """A line of this shape may change an open record, or start one: it goes to an open record's
-    stream (unprefixed, or an open record's rank), or it may matter."""
-    zkey = pf.route(shape)
-    return zkey is None or zkey in zactive or pf.matters(shape)
 
 
 def _last_routed(pf: Prefilter, shapes: list[bytes], end: int, start: int) -> int | None:

@@ -130,6 +130,8 @@ def _run(args: list[str]) -> Any:
             raise UserError(mistyped)
         from .scan import scan_and_report
 
+        global _fast_scan
+        _fast_scan = True
         return scan_and_report(plan["files"], plan["fmt"], plan["signatures"], plan["audit"], plan["color"],
                                plan["jobs"])
     from .app import cli
@@ -205,6 +207,21 @@ def _silence_stdout() -> None:
         pass
 
 
+# A scan read by the fast path, run as the console script, ends without the interpreter's teardown (freeing
+# every module, the catalog and its compiled patterns: 8-14 ms of CPU, a seventh of a crash-free scan): its
+# output is flushed and atexit's handlers (the caches kept in ~/.cache/crashlens) have run, and it holds no
+# file open for writing. Never for a caller of main(), nor for the commands click runs.
+_console = False
+_fast_scan = False
+
+
+def console() -> Any:
+    """The console script's entry point (pyproject.toml): main(), ended quickly where that is safe."""
+    global _console
+    _console = True
+    return main()
+
+
 def _exit(code: int) -> Any:
     try:
         sys.stdout.flush()
@@ -212,4 +229,16 @@ def _exit(code: int) -> Any:
         _silence_stdout()
     except (OSError, ValueError):
         pass
+    if _console and _fast_scan:
+        import atexit
+
+        run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+        if run_exitfuncs is not None:
+            run_exitfuncs()
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(code)
     sys.exit(code)
