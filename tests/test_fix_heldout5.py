@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES, cl
+from conftest import SAMPLES, cl, plan
 
 LOGS = SAMPLES / "fix"
 REPRO = SAMPLES / "repro"
@@ -224,3 +224,77 @@ def test_the_same_crash_through_the_same_frames_still_stops_the_rounds(repro: Pa
     assert p.returncode == 1 and [r["outcome"] for r in doc["rounds"]] == ["fixed", "needs-a-person"]
     assert "did not help" in doc["rounds"][-1]["reason"]
     assert cl("fix", "--revert", cwd=repro).returncode == 0
+
+
+def _fatal(log: str):  # type: ignore[no-untyped-def]
+    from crashlens.cli.scan import run_scan
+
+    return next(d for d in run_scan((str(LOGS / log),), (), False).diagnoses if d.fatal)
+
+
+def test_reseeding_under_fork_rng_is_never_skipped_under_compile(repro: Path) -> None:
+    """`with torch.random.fork_rng(): torch.manual_seed(seed); noise = torch.randn(...)`: dynamo cannot enter
+    fork_rng. Entered only in eager (a nullcontext under compile), and then the reseeding guarded, the program
+    "compiled" with noise from another stream (and a reseeded global stream for the rest of the program). The
+    three lines become one opaque op instead: at run time they fork, seed and draw as eager does."""
+    doc = plan(repro, "heldout5-fork-rng-noise.log")
+    assert doc["kind"] == "custom-op", doc
+    assert "is_compiling" not in str(doc["diff"])
+    apply(repro, "heldout5-fork-rng-noise.log")
+    text = (repro / "heldout5" / "fork_rng_noise.py").read_text()
+    tree = ast.parse(text)
+    fwd = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    assert calls_of(ast.unparse(fwd), "torch.random.fork_rng") == calls_of(ast.unparse(fwd), "torch.manual_seed") == []
+    op = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("forward_lines_"))
+    body = ast.unparse(op)
+    assert body.index("fork_rng") < body.index("manual_seed(seed)") < body.index("randn")
+    assert reverted(repro, "heldout5/fork_rng_noise.py")
+
+
+def test_a_guard_never_skips_a_call_that_reseeds_a_random_stream(repro: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Round 2 of the old plan (recorded with fork_rng entered in a nullcontext under compile): dynamo stops at
+    `torch.manual_seed(seed)`. The guard planner refuses it, and says what reads the stream later."""
+    from crashlens import fixplan
+
+    monkeypatch.chdir(repro)
+    f = repro / "heldout5" / "fork_rng_noise.py"
+    f.write_text(f.read_text().replace(
+        "import torch\n", "import torch\nimport contextlib\n", 1).replace(
+        "with torch.random.fork_rng(devices=[]):",
+        "with (torch.random.fork_rng(devices=[]) if not torch.compiler.is_compiling() else contextlib.nullcontext()):"))
+    d = _fatal("heldout5-fork-rng-round-2.log")
+    fixplan.forget_files()
+    monkeypatch.setattr(fixplan, "_order", lambda d, library=False: ["guard"])
+    p = fixplan.plan_fix(d, fixplan.Locator([str(repro)], []), "2.13.0")
+    assert isinstance(p, fixplan.NoPlan), p
+    assert "torch.manual_seed" in p.reason and "random stream" in p.reason
+    monkeypatch.undo()
+    fixplan.forget_files()
+    p = fixplan.plan_fix(d, fixplan.Locator([str(repro)], []), "2.13.0")
+    assert not (isinstance(p, fixplan.Plan) and p.kind == "guard"), p
+
+
+def test_a_guarded_statement_that_changes_what_later_code_reads_is_refused() -> None:
+    """The general rule behind the reseeding one: a statement skipped under compile must not change state that
+    code outside it reads (a container it fills that the function reads after, a module global another function
+    reads); bookkeeping that nothing reads stays guardable."""
+    from crashlens.fixplan import _state_read_later, _state_write
+
+    def check(src: str, line: int) -> str | None:
+        tree = ast.parse(src)
+        fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+        st = next(n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n.lineno == line and n is not fn)
+        return _state_read_later(tree, fn, [st])
+
+    seen = "class M:\n    def forward(self, x, k):\n        self.seen.add(k)\n        return x * len(self.seen)\n"
+    assert check(seen, 3) is not None
+    history = "class M:\n    def forward(self, x):\n        self.history.append(x.tolist())\n        return x\n"
+    assert check(history, 3) is None
+    step = ("_STEP = 0\ndef forward(x):\n    global _STEP\n    _STEP += 1\n    return x\n"
+            "def schedule():\n    return 0.9 ** _STEP\n")
+    assert check(step, 4) is not None
+    tree = ast.parse("import numpy as np\nfrom torch.random import fork_rng\n")
+    assert _state_write([ast.parse("np.random.seed(0)")], tree) is not None
+    assert _state_write([ast.parse("g.manual_seed(1)")], tree) is not None
+    assert _state_write([ast.parse("fork_rng(devices=[])")], tree) is not None
+    assert _state_write([ast.parse("print(np.random.rand())")], tree) is None

@@ -79,6 +79,7 @@ _TEMPLATES: list[dict[str, Any]] = []
 _SHAPES: list[dict[str, Any]] = []
 _CONSTANTS: list[dict[str, Any]] = []
 _CLOCKS: list[dict[str, Any]] = []
+_STATE: list[dict[str, Any]] = []
 
 
 def _patches_dir() -> Path:
@@ -102,6 +103,13 @@ def process_constants() -> list[dict[str, Any]]:
     if not _CONSTANTS:
         _CONSTANTS.extend(_load_toml(_patches_dir() / "constants.toml").get("constant", []))
     return _CONSTANTS
+
+
+def process_state() -> list[dict[str, Any]]:
+    """signatures/patches/state.toml: calls that change state of the process that later code reads."""
+    if not _STATE:
+        _STATE.extend(_load_toml(_patches_dir() / "state.toml").get("state", []))
+    return _STATE
 
 
 def version_tuple(v: str | None) -> tuple[int, ...]:
@@ -1408,6 +1416,12 @@ def _plan_guard_context(s: Situation, loc: Locator, above_culprit: bool) -> Plan
         if not items:
             raise PlanError(f"{_rel(where.path)}:{where.line}: several context managers on the line: guard by hand")
         item = items[0]
+        found = _state_write([item.context_expr], tree)
+        if found is not None:
+            call, entry = found
+            raise PlanError(f"{_rel(where.path)}:{where.line}: `{call}(...)` changes {entry['name']} (and puts it "
+                            f"back on exit), which {entry['read_by']}: entered only in eager, the block would "
+                            "change it for the rest of the program under compile")
         bound = {n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name)}             if item.optional_vars is not None else set()
         if bound & {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name)}:
             raise PlanError(f"{_rel(where.path)}:{where.line}: the block uses what the context manager gives "
@@ -1470,6 +1484,7 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     if group is None:
         raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
                         "skipping it under compile would change what the code computes")
+    _refuse_state_change(where, tree, fn, group)
     text = _read(where.path)
     lines = _lines(text)
     nl = _newline(text)
@@ -1498,6 +1513,23 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     return Plan("guard", f"Guard {rel} with torch.compiler.is_compiling()", notes,
                 (FileEdit(where.path, text, new_text),), f"guard:{where.path}:{stmt.lineno}", s.diagnosis.id,
                 s.diagnosis.signature)
+
+
+def _refuse_state_change(where: Located, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                         group: list[ast.stmt]) -> None:
+    """A guard must not skip a statement whose effect later code reads: raise PlanError when `group` changes
+    process state (signatures/patches/state.toml) or state that code outside it reads."""
+    rel = f"{_rel(where.path)}:{where.line}"
+    found = _state_write(list(group), tree)
+    if found is not None:
+        call, entry = found
+        raise PlanError(f"{rel}: `{call}(...)` changes {entry['name']}, which {entry['read_by']}: skipped under "
+                        "compile, they would read what eager never leaves there, and the program would compute "
+                        "other values")
+    later = _state_read_later(tree, fn, group)
+    if later is not None:
+        raise PlanError(f"{rel}: the statement changes {later}: skipped under compile, that read would see what "
+                        "eager never leaves there")
 
 
 def _same_line_tail(line: str, st: ast.stmt) -> bool:
@@ -1546,6 +1578,65 @@ def _reads_clock(stmt: ast.stmt, tree: ast.Module) -> bool:
         if aliases.get(root, root) + ("." + rest if rest else "") in known:
             return True
     return False
+
+
+def _state_write(nodes: list[ast.AST], tree: ast.Module) -> tuple[str, dict[str, Any]] | None:
+    """The first call in `nodes` that changes state of the process that later code reads (a random stream
+    reseeded, a default dtype set: signatures/patches/state.toml), as (its text, its entry)."""
+    aliases = _import_aliases(tree)
+    for top in nodes:
+        for node in ast.walk(top):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _dotted(node.func)
+            full = None
+            if name is not None:
+                root, _, rest = name.partition(".")
+                full = aliases.get(root, root) + ("." + rest if rest else "")
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            for entry in process_state():
+                if full in entry.get("calls", ()) or (method is not None and method in entry.get("methods", ())):
+                    return ast.unparse(node.func), entry
+    return None
+
+
+# Methods that change the object they are called on (a container, a queue, a tensor in place: `add_`).
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "pop", "popitem", "popleft", "clear", "remove",
+                       "discard", "setdefault", "put", "put_nowait", "appendleft", "extendleft", "sort", "reverse",
+                       "rotate", "fill", "write", "seek", "truncate"})
+
+
+def _state_read_later(tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                      group: list[ast.stmt]) -> str | None:
+    """What the statements of `group` change that code outside them reads, as text for the message: a
+    container or tensor they change in place (`self.seen.add(k)`, `buf.add_(x)`) that `fn` reads elsewhere,
+    a module global they assign (`global _STEP`) that any function of the module reads. Skipped under
+    compile, that reader would see what eager never leaves there."""
+    inside = {id(n) for st in group for n in ast.walk(st)}
+    changed: set[str] = set()
+    for st in group:
+        for node in ast.walk(st):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                attr = node.func.attr
+                if attr in _MUTATORS or (attr.endswith("_") and not attr.startswith("_")):
+                    if isinstance(node.func.value, (ast.Name, ast.Attribute)):
+                        changed.add(ast.unparse(node.func.value))
+    if changed:
+        for node in ast.walk(fn):
+            if id(node) in inside or not isinstance(node, (ast.Name, ast.Attribute)):
+                continue
+            if isinstance(node.ctx, ast.Load) and ast.unparse(node) in changed:
+                return f"`{ast.unparse(node)}`, which line {node.lineno} reads"
+    declared = {n for g in ast.walk(fn) if isinstance(g, ast.Global) for n in g.names}
+    stored = {n for st in group for n in _stores(st) | {a.target.id for a in ast.walk(st)
+              if isinstance(a, ast.AugAssign) and isinstance(a.target, ast.Name)}} & declared
+    if stored:
+        for node in ast.walk(tree):
+            if id(node) in inside or not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            if node.id in stored:
+                return f"the module global `{node.id}`, which line {node.lineno} reads"
+    return None
 
 
 def _leaves_loop_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
