@@ -196,21 +196,77 @@ print("result: eager")
 """
 
 
-def test_a_second_entry_point_through_the_same_loader_is_the_next_round_not_a_failed_fix(repro: Path) -> None:
-    """Round 1 made `mxfp4_quantize` an op; round 2 crashed in the same loader line (the same signature and
-    culprit), reached from `mxfp4_dequantize` at another line of forward. That was read as "the same crash came
-    back: it did not help". It is the next blocker: round 2 makes the second entry point an op (its
-    `dtype=torch.float32` default kept by the shim's wrapper), and round 3 runs."""
+def test_every_entry_point_of_the_library_through_the_same_loader_is_an_op_in_the_same_round(repro: Path) -> None:
+    """Round 1 crashes in mxkern's loader below `mxfp4_quantize`; forward also calls `mxfp4_dequantize`, which
+    goes through the same `_load` (read statically from the package). Both become opaque ops in one plan
+    (`mxfp4_dequantize`'s `dtype=torch.float32` default kept by the shim's wrapper), so the replayed program,
+    which would crash in the loader again from dequantize, runs in round 2: the chain ends after one fix."""
     (repro / "replay_mx.py").write_text(MX_REPLAY)
     p = cl("run", "--fix", "--format", "json", "--", sys.executable, "replay_mx.py",
            str(LOGS / "heldout5-mx-kv-round-1.log"), str(LOGS / "heldout5-mx-kv-round-2.log"), cwd=repro)
     doc = json.loads(p.stdout)
-    assert [r["outcome"] for r in doc["rounds"]] == ["fixed", "fixed", "converged"], doc["rounds"][-1]
+    assert [r["outcome"] for r in doc["rounds"]] == ["fixed", "converged"], doc["rounds"]
     assert p.returncode == 0
+    files = doc["rounds"][0]["fix"]["files"]
+    assert sorted(Path(f).name for f in files) == ["_crashlens_mx_kv_roundtrip_mxfp4_dequantize.py",
+                                                  "_crashlens_mx_kv_roundtrip_mxfp4_quantize.py", "mx_kv_roundtrip.py"]
     shim = (repro / "heldout5" / "_crashlens_mx_kv_roundtrip_mxfp4_dequantize.py").read_text()
     assert "def mxfp4_dequantize(packed, scales, dtype=torch.float32):" in shim
     assert "(Tensor packed, Tensor scales, ScalarType dtype) -> Tensor" in shim
+    src = (repro / "heldout5" / "mx_kv_roundtrip.py").read_text()
+    assert calls_of(src, "mxkern.mxfp4_quantize") == calls_of(src, "mxkern.mxfp4_dequantize") == []
     assert reverted(repro, "heldout5/mx_kv_roundtrip.py")
+    assert not list((repro / "heldout5").glob("_crashlens_*"))
+
+
+def test_keyword_calls_of_both_entry_points_are_ops_after_one_fix(repro: Path) -> None:
+    """`mxfp4_quantize(h, block_size=32, scale_format="e8m0")` then `mxfp4_dequantize(packed, scales,
+    dtype=torch.bfloat16)`: both ops in the one plan, each keyword passed through the op."""
+    doc = plan(repro, "heldout5-mx-quant-kwargs.log")
+    assert doc["kind"] == "custom-op" and "mxfp4_dequantize" in str(doc["title"]), doc["title"]
+    apply(repro, "heldout5-mx-quant-kwargs.log")
+    src = (repro / "heldout5" / "mx_quant_kwargs.py").read_text()
+    assert calls_of(src, "mxkern.mxfp4_dequantize") == []
+    (deq,) = calls_of(src, "_crashlens_mx_quant_kwargs_mxfp4_dequantize.mxfp4_dequantize")
+    assert ast.unparse(deq.keywords[0]) == "dtype=torch.bfloat16"
+    assert reverted(repro, "heldout5/mx_quant_kwargs.py")
+
+
+def test_a_library_function_that_is_not_reached_through_the_loader_is_left_a_library_call(repro: Path) -> None:
+    """Only the entry points whose code reaches a frame below the entry in the crash become ops: a helper of
+    the same package that never goes through the loader keeps calling the library."""
+    f = repro / "heldout5" / "mx_kv_roundtrip.py"
+    pkg = repro / "heldout5" / "site-packages" / "mxkern"
+    (pkg / "__init__.py").write_text((pkg / "__init__.py").read_text() + "\n\ndef block_count(x):\n"
+                                     "    return x.new_tensor(x.shape[-1] // 32)\n")
+    f.write_text(f.read_text().replace("        return k, v, k_scales\n",
+                                       "        return k + mxkern.block_count(x).float(), v, k_scales\n"))
+    doc = plan(repro, "heldout5-mx-kv-round-1.log")
+    assert "mxfp4_dequantize" in str(doc["title"]) and "block_count" not in str(doc["title"])
+    assert "_crashlens_mx_kv_roundtrip_block_count" not in str(doc["diff"])
+    assert "         return k + mxkern.block_count(x).float(), v, k_scales" in str(doc["diff"]).splitlines()
+
+
+def test_out_buffers_are_written_by_the_shim_not_passed_into_the_op(repro: Path) -> None:
+    """`mxkern.mxfp4_quantize(h, out=(packed, scales))` into buffers made in forward: an op may not write its
+    inputs undeclared, nor return them. The op computes new tensors (the library called without `out`), its
+    schema says two of them (the two buffers), and the shim's wrapper, which dynamo traces, copies them into
+    the buffers and gives those back."""
+    doc = plan(repro, "heldout5-mx-out-prealloc.log")
+    assert doc["kind"] == "custom-op"
+    apply(repro, "heldout5-mx-out-prealloc.log")
+    shim = (repro / "heldout5" / "_crashlens_mx_out_prealloc_mxfp4_quantize.py").read_text()
+    assert '(Tensor x, SymInt block_size=32, str scale_format=\\"e8m0\\") -> (Tensor, Tensor)' in shim
+    tree = ast.parse(shim)
+    wrapper = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "mxfp4_quantize")
+    assert [a.arg for a in wrapper.args.args] == ["x", "block_size", "scale_format", "out"]
+    assert "o.copy_(r)" in ast.unparse(wrapper)
+    invoke = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_invoke")
+    assert "out = None" in ast.unparse(invoke)
+    src = (repro / "heldout5" / "mx_out_prealloc.py").read_text()
+    (c,) = calls_of(src, "_crashlens_mx_out_prealloc_mxfp4_quantize.mxfp4_quantize")
+    assert ast.unparse(c.keywords[0]) == "out=(packed, scales)"
+    assert reverted(repro, "heldout5/mx_out_prealloc.py")
 
 
 def test_the_same_crash_through_the_same_frames_still_stops_the_rounds(repro: Path) -> None:
