@@ -354,3 +354,27 @@ def test_a_guarded_statement_that_changes_what_later_code_reads_is_refused() -> 
     assert _state_write([ast.parse("g.manual_seed(1)")], tree) is not None
     assert _state_write([ast.parse("fork_rng(devices=[])")], tree) is not None
     assert _state_write([ast.parse("print(np.random.rand())")], tree) is None
+
+
+def _digest(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.mark.parametrize("log", [LOGS / "next-no-default.log", SAMPLES / "raw" / "issue13" / "2.13.0" / "zip-strict.log",
+                                 SAMPLES / "raw" / "issue13" / "2.13.0" / "next-no-default.log",
+                                 SAMPLES / "raw" / "issue13" / "2.7.1" / "next-no-default.log"])
+def test_an_exception_dynamo_saw_the_program_raise_is_left_to_the_program_s_author(repro: Path, log: Path) -> None:
+    """`next(gen)` on an empty generator, `zip(..., strict=True)` over unequal lengths: dynamo reports
+    "Observed exception" (StopIteration / ValueError raised at the user's line), which eager raises too. Without
+    an eager run to ask, `crashlens fix LOG` reads that off the log: needs a person, the code fix first, exit 1,
+    nothing written (it used to make the failing lines an opaque op, which fails the same way at run time)."""
+    before = _digest(repro)
+    p = cl("fix", str(log), "--apply", cwd=repro)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "needs a person" in p.stderr and "fails without torch.compile too" in p.stderr
+    advice = p.stderr.split("ranked advice:", 1)[1].splitlines()[1]
+    assert "next() a default" in advice or "same length" in advice, advice
+    assert _digest(repro) == before and not (repro / ".crashlens").exists()
+    doc = json.loads(cl("fix", str(log), "--format", "json", cwd=repro).stdout)
+    assert doc["status"] == "needs-a-person" and doc["eager_too"] is True

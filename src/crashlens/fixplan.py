@@ -282,6 +282,13 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
         return NoPlan("not a fatal crash: nothing to fix")
     if eager_too(d):
         etype = d.exception[0] if d.exception else "the exception"
+        if etype.startswith(_COMPILE_ERRORS):
+            # dynamo's report of an exception it saw the traced code raise (`Observed exception`: a next()
+            # without default on an empty iterator, zip(strict=True) over unequal lengths)
+            what = f"{etype}: {d.exception[1]}" if d.exception and d.exception[1] else etype
+            return NoPlan(f"the traced code raises an exception of its own (dynamo reports it as `{what}`): it "
+                          "fails without torch.compile too (a bug in the program, left untouched): fix your code "
+                          "(the advice below)", eager_too=True)
         return NoPlan(f"{etype} is raised by the program itself: it fails without torch.compile too "
                       "(a bug in the program, left untouched)", eager_too=True)
     versions = dict(d.context.versions)
