@@ -349,6 +349,10 @@ def test_a_guarded_statement_that_changes_what_later_code_reads_is_refused() -> 
     step = ("_STEP = 0\ndef forward(x):\n    global _STEP\n    _STEP += 1\n    return x\n"
             "def schedule():\n    return 0.9 ** _STEP\n")
     assert check(step, 4) is not None
+    cast = "class M:\n    def forward(self, x):\n        self.to(x.dtype)\n        return self.proj(x)\n"
+    assert check(cast, 3) is not None  # the module's own parameters change dtype
+    copy = "class M:\n    def forward(self, x):\n        y = x.float()\n        return x\n"
+    assert check(copy, 3) is None  # a new tensor: nothing changed in place
     tree = ast.parse("import numpy as np\nfrom torch.random import fork_rng\n")
     assert _state_write([ast.parse("np.random.seed(0)")], tree) is not None
     assert _state_write([ast.parse("g.manual_seed(1)")], tree) is not None
@@ -378,3 +382,15 @@ def test_an_exception_dynamo_saw_the_program_raise_is_left_to_the_program_s_auth
     assert _digest(repro) == before and not (repro / ".crashlens").exists()
     doc = json.loads(cl("fix", str(log), "--format", "json", cwd=repro).stdout)
     assert doc["status"] == "needs-a-person" and doc["eager_too"] is True
+
+
+@pytest.mark.parametrize("log", ["heldout5-resize-kv-buffer.log", "heldout5-lazy-dtype-cast.log"])
+def test_a_statement_that_changes_the_object_the_rest_of_forward_reads_is_not_guarded(repro: Path, log: str) -> None:
+    """`self.kv.resize_(n, d)` before `self.kv[:n] = ...`; `self.to(x.dtype)` before `self.proj(x)`: guarded,
+    the compiled forward would write past the old buffer or multiply float64 inputs by float32 weights (a second
+    crash after a "fix", or other values). No guard: the lines become an op over the object, or a person's."""
+    p = cl("fix", str(LOGS / log), "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert doc.get("kind") != "guard" and "is_compiling" not in str(doc.get("diff", "")), doc
+    if doc["status"] == "needs-a-person":
+        assert "which line" in doc["reason"] and "reads" in doc["reason"], doc["reason"]

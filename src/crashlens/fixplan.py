@@ -1824,6 +1824,11 @@ def _state_write(nodes: list[ast.AST], tree: ast.Module) -> tuple[str, dict[str,
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "pop", "popitem", "popleft", "clear", "remove",
                        "discard", "setdefault", "put", "put_nowait", "appendleft", "extendleft", "sort", "reverse",
                        "rotate", "fill", "write", "seek", "truncate"})
+# Methods that change an nn.Module (or a tensor's storage) when called for their effect, as a statement of their
+# own (`self.to(x.dtype)`, `self.train()`): `y = x.float()` makes a new tensor and changes nothing.
+_EFFECT_MUTATORS = frozenset({"to", "half", "float", "double", "bfloat16", "cuda", "cpu", "type", "train", "eval",
+                              "apply", "load_state_dict", "register_buffer", "register_parameter", "add_module",
+                              "zero_grad", "share_memory", "set_", "resize_"})
 
 
 def _state_read_later(tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -1835,10 +1840,12 @@ def _state_read_later(tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionD
     inside = {id(n) for st in group for n in ast.walk(st)}
     changed: set[str] = set()
     for st in group:
+        effect = {id(n.value) for n in ast.walk(st) if isinstance(n, ast.Expr)}
         for node in ast.walk(st):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 attr = node.func.attr
-                if attr in _MUTATORS or (attr.endswith("_") and not attr.startswith("_")):
+                if attr in _MUTATORS or (attr.endswith("_") and not attr.startswith("_")) or \
+                        (id(node) in effect and attr in _EFFECT_MUTATORS):
                     if isinstance(node.func.value, (ast.Name, ast.Attribute)):
                         changed.add(ast.unparse(node.func.value))
     if changed:
