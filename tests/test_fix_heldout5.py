@@ -394,3 +394,19 @@ def test_a_statement_that_changes_the_object_the_rest_of_forward_reads_is_not_gu
     assert doc.get("kind") != "guard" and "is_compiling" not in str(doc.get("diff", "")), doc
     if doc["status"] == "needs-a-person":
         assert "which line" in doc["reason"] and "reads" in doc["reason"], doc["reason"]
+
+
+def test_signatures_check_validates_the_state_table() -> None:
+    """signatures/patches/state.toml is data the guard planner trusts: `crashlens signatures check` rejects an
+    entry with no name, no reader, or a call that is not module.function."""
+    from crashlens import fixplan
+    from crashlens.sigcheck import patch_problems
+
+    assert patch_problems() == []
+    fixplan.process_state().append({"name": "bad", "calls": ["manual_seed"]})
+    try:
+        problems = patch_problems()
+    finally:
+        fixplan.process_state().pop()
+    assert any("[[state]] 'bad': field 'read_by'" in p for p in problems)
+    assert any("[[state]] 'bad': field 'calls'" in p for p in problems)
