@@ -846,10 +846,6 @@ def _sibling_calls(tree: ast.Module, entry_call: ast.Call) -> list[str]:
         name = _sibling_name(c, entry_call)
         if name is None or name in out or (allowed is not None and name not in allowed):
             continue
-        if isinstance(entry_call.func, ast.Name) and isinstance(c.func, ast.Name):
-            if allowed is not None and name in allowed:
-                out.append(name)
-            continue
         out.append(name)
     return out
 
