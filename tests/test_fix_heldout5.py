@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES, cl
+from conftest import SAMPLES, cl, plan
 
 LOGS = SAMPLES / "fix"
 REPRO = SAMPLES / "repro"
@@ -196,21 +196,77 @@ print("result: eager")
 """
 
 
-def test_a_second_entry_point_through_the_same_loader_is_the_next_round_not_a_failed_fix(repro: Path) -> None:
-    """Round 1 made `mxfp4_quantize` an op; round 2 crashed in the same loader line (the same signature and
-    culprit), reached from `mxfp4_dequantize` at another line of forward. That was read as "the same crash came
-    back: it did not help". It is the next blocker: round 2 makes the second entry point an op (its
-    `dtype=torch.float32` default kept by the shim's wrapper), and round 3 runs."""
+def test_every_entry_point_of_the_library_through_the_same_loader_is_an_op_in_the_same_round(repro: Path) -> None:
+    """Round 1 crashes in mxkern's loader below `mxfp4_quantize`; forward also calls `mxfp4_dequantize`, which
+    goes through the same `_load` (read statically from the package). Both become opaque ops in one plan
+    (`mxfp4_dequantize`'s `dtype=torch.float32` default kept by the shim's wrapper), so the replayed program,
+    which would crash in the loader again from dequantize, runs in round 2: the chain ends after one fix."""
     (repro / "replay_mx.py").write_text(MX_REPLAY)
     p = cl("run", "--fix", "--format", "json", "--", sys.executable, "replay_mx.py",
            str(LOGS / "heldout5-mx-kv-round-1.log"), str(LOGS / "heldout5-mx-kv-round-2.log"), cwd=repro)
     doc = json.loads(p.stdout)
-    assert [r["outcome"] for r in doc["rounds"]] == ["fixed", "fixed", "converged"], doc["rounds"][-1]
+    assert [r["outcome"] for r in doc["rounds"]] == ["fixed", "converged"], doc["rounds"]
     assert p.returncode == 0
+    files = doc["rounds"][0]["fix"]["files"]
+    assert sorted(Path(f).name for f in files) == ["_crashlens_mx_kv_roundtrip_mxfp4_dequantize.py",
+                                                  "_crashlens_mx_kv_roundtrip_mxfp4_quantize.py", "mx_kv_roundtrip.py"]
     shim = (repro / "heldout5" / "_crashlens_mx_kv_roundtrip_mxfp4_dequantize.py").read_text()
     assert "def mxfp4_dequantize(packed, scales, dtype=torch.float32):" in shim
     assert "(Tensor packed, Tensor scales, ScalarType dtype) -> Tensor" in shim
+    src = (repro / "heldout5" / "mx_kv_roundtrip.py").read_text()
+    assert calls_of(src, "mxkern.mxfp4_quantize") == calls_of(src, "mxkern.mxfp4_dequantize") == []
     assert reverted(repro, "heldout5/mx_kv_roundtrip.py")
+    assert not list((repro / "heldout5").glob("_crashlens_*"))
+
+
+def test_keyword_calls_of_both_entry_points_are_ops_after_one_fix(repro: Path) -> None:
+    """`mxfp4_quantize(h, block_size=32, scale_format="e8m0")` then `mxfp4_dequantize(packed, scales,
+    dtype=torch.bfloat16)`: both ops in the one plan, each keyword passed through the op."""
+    doc = plan(repro, "heldout5-mx-quant-kwargs.log")
+    assert doc["kind"] == "custom-op" and "mxfp4_dequantize" in str(doc["title"]), doc["title"]
+    apply(repro, "heldout5-mx-quant-kwargs.log")
+    src = (repro / "heldout5" / "mx_quant_kwargs.py").read_text()
+    assert calls_of(src, "mxkern.mxfp4_dequantize") == []
+    (deq,) = calls_of(src, "_crashlens_mx_quant_kwargs_mxfp4_dequantize.mxfp4_dequantize")
+    assert ast.unparse(deq.keywords[0]) == "dtype=torch.bfloat16"
+    assert reverted(repro, "heldout5/mx_quant_kwargs.py")
+
+
+def test_a_library_function_that_is_not_reached_through_the_loader_is_left_a_library_call(repro: Path) -> None:
+    """Only the entry points whose code reaches a frame below the entry in the crash become ops: a helper of
+    the same package that never goes through the loader keeps calling the library."""
+    f = repro / "heldout5" / "mx_kv_roundtrip.py"
+    pkg = repro / "heldout5" / "site-packages" / "mxkern"
+    (pkg / "__init__.py").write_text((pkg / "__init__.py").read_text() + "\n\ndef block_count(x):\n"
+                                     "    return x.new_tensor(x.shape[-1] // 32)\n")
+    f.write_text(f.read_text().replace("        return k, v, k_scales\n",
+                                       "        return k + mxkern.block_count(x).float(), v, k_scales\n"))
+    doc = plan(repro, "heldout5-mx-kv-round-1.log")
+    assert "mxfp4_dequantize" in str(doc["title"]) and "block_count" not in str(doc["title"])
+    assert "_crashlens_mx_kv_roundtrip_block_count" not in str(doc["diff"])
+    assert "         return k + mxkern.block_count(x).float(), v, k_scales" in str(doc["diff"]).splitlines()
+
+
+def test_out_buffers_are_written_by_the_shim_not_passed_into_the_op(repro: Path) -> None:
+    """`mxkern.mxfp4_quantize(h, out=(packed, scales))` into buffers made in forward: an op may not write its
+    inputs undeclared, nor return them. The op computes new tensors (the library called without `out`), its
+    schema says two of them (the two buffers), and the shim's wrapper, which dynamo traces, copies them into
+    the buffers and gives those back."""
+    doc = plan(repro, "heldout5-mx-out-prealloc.log")
+    assert doc["kind"] == "custom-op"
+    apply(repro, "heldout5-mx-out-prealloc.log")
+    shim = (repro / "heldout5" / "_crashlens_mx_out_prealloc_mxfp4_quantize.py").read_text()
+    assert '(Tensor x, SymInt block_size=32, str scale_format=\\"e8m0\\") -> (Tensor, Tensor)' in shim
+    tree = ast.parse(shim)
+    wrapper = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "mxfp4_quantize")
+    assert [a.arg for a in wrapper.args.args] == ["x", "block_size", "scale_format", "out"]
+    assert "o.copy_(r)" in ast.unparse(wrapper)
+    invoke = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_invoke")
+    assert "out = None" in ast.unparse(invoke)
+    src = (repro / "heldout5" / "mx_out_prealloc.py").read_text()
+    (c,) = calls_of(src, "_crashlens_mx_out_prealloc_mxfp4_quantize.mxfp4_quantize")
+    assert ast.unparse(c.keywords[0]) == "out=(packed, scales)"
+    assert reverted(repro, "heldout5/mx_out_prealloc.py")
 
 
 def test_the_same_crash_through_the_same_frames_still_stops_the_rounds(repro: Path) -> None:
@@ -224,3 +280,133 @@ def test_the_same_crash_through_the_same_frames_still_stops_the_rounds(repro: Pa
     assert p.returncode == 1 and [r["outcome"] for r in doc["rounds"]] == ["fixed", "needs-a-person"]
     assert "did not help" in doc["rounds"][-1]["reason"]
     assert cl("fix", "--revert", cwd=repro).returncode == 0
+
+
+def _fatal(log: str):  # type: ignore[no-untyped-def]
+    from crashlens.cli.scan import run_scan
+
+    return next(d for d in run_scan((str(LOGS / log),), (), False).diagnoses if d.fatal)
+
+
+def test_reseeding_under_fork_rng_is_never_skipped_under_compile(repro: Path) -> None:
+    """`with torch.random.fork_rng(): torch.manual_seed(seed); noise = torch.randn(...)`: dynamo cannot enter
+    fork_rng. Entered only in eager (a nullcontext under compile), and then the reseeding guarded, the program
+    "compiled" with noise from another stream (and a reseeded global stream for the rest of the program). The
+    three lines become one opaque op instead: at run time they fork, seed and draw as eager does."""
+    doc = plan(repro, "heldout5-fork-rng-noise.log")
+    assert doc["kind"] == "custom-op", doc
+    assert "is_compiling" not in str(doc["diff"])
+    apply(repro, "heldout5-fork-rng-noise.log")
+    text = (repro / "heldout5" / "fork_rng_noise.py").read_text()
+    tree = ast.parse(text)
+    fwd = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    assert calls_of(ast.unparse(fwd), "torch.random.fork_rng") == calls_of(ast.unparse(fwd), "torch.manual_seed") == []
+    op = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("forward_lines_"))
+    body = ast.unparse(op)
+    assert body.index("fork_rng") < body.index("manual_seed(seed)") < body.index("randn")
+    assert reverted(repro, "heldout5/fork_rng_noise.py")
+
+
+def test_a_guard_never_skips_a_call_that_reseeds_a_random_stream(repro: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Round 2 of the old plan (recorded with fork_rng entered in a nullcontext under compile): dynamo stops at
+    `torch.manual_seed(seed)`. The guard planner refuses it, and says what reads the stream later."""
+    from crashlens import fixplan
+
+    monkeypatch.chdir(repro)
+    f = repro / "heldout5" / "fork_rng_noise.py"
+    f.write_text(f.read_text().replace(
+        "import torch\n", "import torch\nimport contextlib\n", 1).replace(
+        "with torch.random.fork_rng(devices=[]):",
+        "with (torch.random.fork_rng(devices=[]) if not torch.compiler.is_compiling() else contextlib.nullcontext()):"))
+    d = _fatal("heldout5-fork-rng-round-2.log")
+    fixplan.forget_files()
+    monkeypatch.setattr(fixplan, "_order", lambda d, library=False: ["guard"])
+    p = fixplan.plan_fix(d, fixplan.Locator([str(repro)], []), "2.13.0")
+    assert isinstance(p, fixplan.NoPlan), p
+    assert "torch.manual_seed" in p.reason and "random stream" in p.reason
+    monkeypatch.undo()
+    fixplan.forget_files()
+    p = fixplan.plan_fix(d, fixplan.Locator([str(repro)], []), "2.13.0")
+    assert not (isinstance(p, fixplan.Plan) and p.kind == "guard"), p
+
+
+def test_a_guarded_statement_that_changes_what_later_code_reads_is_refused() -> None:
+    """The general rule behind the reseeding one: a statement skipped under compile must not change state that
+    code outside it reads (a container it fills that the function reads after, a module global another function
+    reads); bookkeeping that nothing reads stays guardable."""
+    from crashlens.fixplan import _state_read_later, _state_write
+
+    def check(src: str, line: int) -> str | None:
+        tree = ast.parse(src)
+        fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+        st = next(n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n.lineno == line and n is not fn)
+        return _state_read_later(tree, fn, [st])
+
+    seen = "class M:\n    def forward(self, x, k):\n        self.seen.add(k)\n        return x * len(self.seen)\n"
+    assert check(seen, 3) is not None
+    history = "class M:\n    def forward(self, x):\n        self.history.append(x.tolist())\n        return x\n"
+    assert check(history, 3) is None
+    step = ("_STEP = 0\ndef forward(x):\n    global _STEP\n    _STEP += 1\n    return x\n"
+            "def schedule():\n    return 0.9 ** _STEP\n")
+    assert check(step, 4) is not None
+    cast = "class M:\n    def forward(self, x):\n        self.to(x.dtype)\n        return self.proj(x)\n"
+    assert check(cast, 3) is not None  # the module's own parameters change dtype
+    copy = "class M:\n    def forward(self, x):\n        y = x.float()\n        return x\n"
+    assert check(copy, 3) is None  # a new tensor: nothing changed in place
+    tree = ast.parse("import numpy as np\nfrom torch.random import fork_rng\n")
+    assert _state_write([ast.parse("np.random.seed(0)")], tree) is not None
+    assert _state_write([ast.parse("g.manual_seed(1)")], tree) is not None
+    assert _state_write([ast.parse("fork_rng(devices=[])")], tree) is not None
+    assert _state_write([ast.parse("print(np.random.rand())")], tree) is None
+
+
+def _digest(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.mark.parametrize("log", [LOGS / "next-no-default.log", SAMPLES / "raw" / "issue13" / "2.13.0" / "zip-strict.log",
+                                 SAMPLES / "raw" / "issue13" / "2.13.0" / "next-no-default.log",
+                                 SAMPLES / "raw" / "issue13" / "2.7.1" / "next-no-default.log"])
+def test_an_exception_dynamo_saw_the_program_raise_is_left_to_the_program_s_author(repro: Path, log: Path) -> None:
+    """`next(gen)` on an empty generator, `zip(..., strict=True)` over unequal lengths: dynamo reports
+    "Observed exception" (StopIteration / ValueError raised at the user's line), which eager raises too. Without
+    an eager run to ask, `crashlens fix LOG` reads that off the log: needs a person, the code fix first, exit 1,
+    nothing written (it used to make the failing lines an opaque op, which fails the same way at run time)."""
+    before = _digest(repro)
+    p = cl("fix", str(log), "--apply", cwd=repro)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "needs a person" in p.stderr and "fails without torch.compile too" in p.stderr
+    advice = p.stderr.split("ranked advice:", 1)[1].splitlines()[1]
+    assert "next() a default" in advice or "same length" in advice, advice
+    assert _digest(repro) == before and not (repro / ".crashlens").exists()
+    doc = json.loads(cl("fix", str(log), "--format", "json", cwd=repro).stdout)
+    assert doc["status"] == "needs-a-person" and doc["eager_too"] is True
+
+
+@pytest.mark.parametrize("log", ["heldout5-resize-kv-buffer.log", "heldout5-lazy-dtype-cast.log"])
+def test_a_statement_that_changes_the_object_the_rest_of_forward_reads_is_not_guarded(repro: Path, log: str) -> None:
+    """`self.kv.resize_(n, d)` before `self.kv[:n] = ...`; `self.to(x.dtype)` before `self.proj(x)`: guarded,
+    the compiled forward would write past the old buffer or multiply float64 inputs by float32 weights (a second
+    crash after a "fix", or other values). No guard: the lines become an op over the object, or a person's."""
+    p = cl("fix", str(LOGS / log), "--format", "json", cwd=repro)
+    doc = json.loads(p.stdout)
+    assert doc.get("kind") != "guard" and "is_compiling" not in str(doc.get("diff", "")), doc
+    if doc["status"] == "needs-a-person":
+        assert "which line" in doc["reason"] and "reads" in doc["reason"], doc["reason"]
+
+
+def test_signatures_check_validates_the_state_table() -> None:
+    """signatures/patches/state.toml is data the guard planner trusts: `crashlens signatures check` rejects an
+    entry with no name, no reader, or a call that is not module.function."""
+    from crashlens import fixplan
+    from crashlens.sigcheck import patch_problems
+
+    assert patch_problems() == []
+    fixplan.process_state().append({"name": "bad", "calls": ["manual_seed"]})
+    try:
+        problems = patch_problems()
+    finally:
+        fixplan.process_state().pop()
+    assert any("[[state]] 'bad': field 'read_by'" in p for p in problems)
+    assert any("[[state]] 'bad': field 'calls'" in p for p in problems)

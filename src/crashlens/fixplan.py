@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ._struct import dataclass
 from .catalog import builtin_dir
-from .culprit import entry_of, source_root, is_changeable, is_stdlib, is_torch, module_of, pick_culprit
+from .culprit import entry_of, source_root, is_changeable, is_stdlib, is_torch, module_of, package_of, pick_culprit
 from .errors import UserError
 from .records import Diagnosis, Frame
 
@@ -79,6 +79,7 @@ _TEMPLATES: list[dict[str, Any]] = []
 _SHAPES: list[dict[str, Any]] = []
 _CONSTANTS: list[dict[str, Any]] = []
 _CLOCKS: list[dict[str, Any]] = []
+_STATE: list[dict[str, Any]] = []
 
 
 def _patches_dir() -> Path:
@@ -102,6 +103,13 @@ def process_constants() -> list[dict[str, Any]]:
     if not _CONSTANTS:
         _CONSTANTS.extend(_load_toml(_patches_dir() / "constants.toml").get("constant", []))
     return _CONSTANTS
+
+
+def process_state() -> list[dict[str, Any]]:
+    """signatures/patches/state.toml: calls that change state of the process that later code reads."""
+    if not _STATE:
+        _STATE.extend(_load_toml(_patches_dir() / "state.toml").get("state", []))
+    return _STATE
 
 
 def version_tuple(v: str | None) -> tuple[int, ...]:
@@ -274,6 +282,13 @@ def plan_fix(d: Diagnosis, loc: Locator, torch_version: str | None = None) -> Pl
         return NoPlan("not a fatal crash: nothing to fix")
     if eager_too(d):
         etype = d.exception[0] if d.exception else "the exception"
+        if etype.startswith(_COMPILE_ERRORS):
+            # dynamo's report of an exception it saw the traced code raise (`Observed exception`: a next()
+            # without default on an empty iterator, zip(strict=True) over unequal lengths)
+            what = f"{etype}: {d.exception[1]}" if d.exception and d.exception[1] else etype
+            return NoPlan(f"the traced code raises an exception of its own (dynamo reports it as `{what}`): it "
+                          "fails without torch.compile too (a bug in the program, left untouched): fix your code "
+                          "(the advice below)", eager_too=True)
         return NoPlan(f"{etype} is raised by the program itself: it fails without torch.compile too "
                       "(a bug in the program, left untouched)", eager_too=True)
     versions = dict(d.context.versions)
@@ -722,7 +737,186 @@ def _custom_op_for(s: Situation, loc: Locator, pair: tuple[Frame, Frame]) -> Pla
         raise PlanError(f"{callee.path}: no function `{callee_f.function}`")
     qualified = f"{module_of(callee_f.file, source_root(s.diagnosis.chain)) or Path(callee.path).stem}.{fn.name}"
     moved = tuple(x.moved for x in (site, callee) if x.moved)
-    return _opaque_call(s, site.path, site.line, _read(site.path), stmt, call, fn, ctree, qualified, moved)
+    plan = _opaque_call(s, site.path, site.line, _read(site.path), stmt, call, fn, ctree, qualified, moved)
+    if s.entry is None or s.caller is None:
+        return plan
+    return _with_sibling_entries(s, loc, plan, site, call, callee, callee_f, qualified)
+
+
+def _with_sibling_entries(s: Situation, loc: Locator, plan: Plan, site: Located, call: ast.Call, callee: Located,
+                          callee_f: Frame, qualified: str) -> Plan:
+    """The library's other entry points that the site's file calls and that reach the same blocker (the same
+    loader below the entry: `mxfp4_dequantize` goes through the `_load` that `mxfp4_quantize` does), made opaque
+    ops in the same plan. Left alone, each would bring the chain back next round, one entry point a round."""
+    below = _frames_below(s, loc, callee_f)
+    if not below:
+        return plan
+    site_text = plan.edits[0].after or ""
+    tree = ast.parse(_read(site.path))
+    names = _sibling_calls(tree, call)
+    done = {callee_f.function}
+    shims = list(plan.edits[1:])
+    notes = list(plan.notes)
+    titles = [f"`{qualified}`"]
+    for name in names:
+        if name in done:
+            continue
+        done.add(name)
+        found = _package_def(callee.path, name)
+        if found is None:
+            continue
+        path, cfn, ctree = found
+        if not _reaches(path, cfn, ctree, below):
+            continue
+        cur = ast.parse(site_text)
+        ccall = next((c for c in ast.walk(cur) if isinstance(c, ast.Call) and _sibling_name(c, call) == name), None)
+        if ccall is None:
+            continue
+        cstmt = _stmt_at(cur, ccall.lineno)
+        cqual = f"{qualified.rsplit('.', 1)[0]}.{name}" if path == callee.path else \
+            f"{module_of(path, source_root(s.diagnosis.chain)) or Path(path).stem}.{name}"
+        try:
+            if cstmt is None or not _is_plain_ref(ccall.func):
+                raise PlanError(f"`{ast.unparse(ccall.func)}` is not a plain call")
+            if any(isinstance(a, ast.Starred) for a in ccall.args) or any(k.arg is None for k in ccall.keywords):
+                raise PlanError("the call passes *args/**kwargs")
+            more = _opaque_call(s, site.path, ccall.lineno, site_text, cstmt, ccall, cfn, ctree, cqual)
+        except PlanError as e:
+            notes.append(f"`{ast.unparse(ccall.func)}` at {_rel(site.path)}:{ccall.lineno} reaches the same "
+                         f"blocker and could not be made an op too ({e}): the next round will stop there")
+            continue
+        site_text = more.edits[0].after or site_text
+        shims.extend(more.edits[1:])
+        first = next((c.lineno for c in sorted((c for c in ast.walk(tree) if isinstance(c, ast.Call)),
+                                               key=lambda c: c.lineno) if _sibling_name(c, call) == name), ccall.lineno)
+        notes.append(f"also `{ast.unparse(ccall.func)}` (first at {_rel(site.path)}:{first}): it reaches "
+                     "the same blocker below the entry point, so it is an opaque op too (one round for the chain)")
+        notes.extend(n for n in more.notes if n.startswith("shim: "))
+        titles.append(f"`{cqual}`")
+    if len(titles) == 1:
+        return plan
+    title = f"Make {', '.join(titles[:-1])} and {titles[-1]} opaque custom ops at {_rel(site.path)}:{site.line}"
+    return Plan(plan.kind, title, tuple(notes), (FileEdit(site.path, plan.edits[0].before, site_text), *shims),
+                plan.key, plan.diagnosis, plan.signature)
+
+
+def _frames_below(s: Situation, loc: Locator, callee_f: Frame) -> set[tuple[str, str]]:
+    """(file here, function) of the chain's frames below the entry that belong to the entry's package."""
+    chain = list(s.chain)
+    at = next((i for i, f in enumerate(chain) if (f.file, f.line) == (callee_f.file, callee_f.line)), None)
+    if at is None:
+        return set()
+    root = source_root(s.diagnosis.chain)
+    pkg = package_of(callee_f.file, root)
+    out: set[tuple[str, str]] = set()
+    for f in chain[at + 1:]:
+        if pkg is None or package_of(f.file, root) != pkg:
+            continue
+        path = loc.find_file(f.file)
+        if path is not None:
+            out.add((os.path.realpath(path), f.function))
+    return out
+
+
+def _sibling_name(c: ast.Call, entry_call: ast.Call) -> str | None:
+    """The name `c` calls when it calls through the same module as `entry_call` (`mxkern.x(...)` beside
+    `mxkern.mxfp4_quantize(...)`), else None."""
+    f, e = c.func, entry_call.func
+    if isinstance(e, ast.Attribute) and isinstance(f, ast.Attribute) and ast.unparse(f.value) == ast.unparse(e.value):
+        return f.attr
+    if isinstance(e, ast.Name) and isinstance(f, ast.Name):
+        return f.id
+    return None
+
+
+def _sibling_calls(tree: ast.Module, entry_call: ast.Call) -> list[str]:
+    """Names of the other calls in the file through the entry's module (`mod.name(...)`), or, for an entry
+    imported by name (`from pkg import entry`), of the names the same import binds, in the file's order."""
+    allowed: set[str] | None = None
+    if isinstance(entry_call.func, ast.Name):
+        entry = entry_call.func.id
+        imp = next((n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    and any((a.asname or a.name) == entry for a in n.names)), None)
+        if imp is None:
+            return []
+        allowed = {a.asname or a.name for a in imp.names if (a.asname or a.name) != entry}
+    out: list[str] = []
+    calls = sorted((c for c in ast.walk(tree) if isinstance(c, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
+    for c in calls:
+        name = _sibling_name(c, entry_call)
+        if name is None or name in out or (allowed is not None and name not in allowed):
+            continue
+        out.append(name)
+    return out
+
+
+def _package_def(entry_path: str, name: str) -> tuple[str, ast.FunctionDef, ast.Module] | None:
+    """The top-level function `name` of the entry's package as the package exports it: defined in the entry's
+    module, or imported into the package's `__init__.py` (`from .quant import name`)."""
+    seen: set[str] = set()
+    todo = [entry_path, os.path.join(os.path.dirname(entry_path), "__init__.py")]
+    while todo:
+        path = todo.pop(0)
+        if path in seen or not os.path.isfile(path) or len(seen) > 8:
+            continue
+        seen.add(path)
+        try:
+            tree = _parse(path)
+        except (OSError, PlanError):
+            continue
+        fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if fn is not None:
+            return path, fn, tree
+        for n in tree.body:
+            if isinstance(n, ast.ImportFrom) and n.level >= 1 and any(a.name == name for a in n.names):
+                base = os.path.dirname(path)
+                for _ in range(n.level - 1):
+                    base = os.path.dirname(base)
+                rel = (n.module or "").replace(".", os.sep)
+                todo += [os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")]
+    return None
+
+
+def _reaches(path: str, fn: ast.FunctionDef, tree: ast.Module, targets: set[tuple[str, str]], limit: int = 40) -> bool:
+    """Whether `fn` calls, through the functions of its package (its module's, and `mod.f` of a module it
+    imports from the package), one of `targets` ((file, function) pairs), read statically."""
+    todo: list[tuple[str, ast.FunctionDef, ast.Module]] = [(path, fn, tree)]
+    seen: set[tuple[str, str]] = set()
+    while todo and len(seen) < limit:
+        p, f, t = todo.pop()
+        key = (os.path.realpath(p), f.name)
+        if key in seen:
+            continue
+        seen.add(key)
+        if key in targets and f is not fn:
+            return True
+        local = {n.name: n for n in t.body if isinstance(n, ast.FunctionDef)}
+        mods = {}
+        for n in t.body:
+            if isinstance(n, ast.ImportFrom) and n.level >= 1:
+                base = os.path.dirname(p)
+                for _ in range(n.level - 1):
+                    base = os.path.dirname(base)
+                for a in n.names:
+                    sub = os.path.join(base, *(n.module or "").split("."), a.name + ".py") if n.module \
+                        else os.path.join(base, a.name + ".py")
+                    mods[a.asname or a.name] = sub
+        for c in ast.walk(f):
+            if not isinstance(c, ast.Call):
+                continue
+            if isinstance(c.func, ast.Name) and c.func.id in local:
+                todo.append((p, local[c.func.id], t))
+            elif isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) \
+                    and c.func.value.id in mods and os.path.isfile(mods[c.func.value.id]):
+                sub_path = mods[c.func.value.id]
+                try:
+                    sub_tree = _parse(sub_path)
+                except PlanError:
+                    continue
+                g = next((n for n in sub_tree.body if isinstance(n, ast.FunctionDef) and n.name == c.func.attr), None)
+                if g is not None:
+                    todo.append((sub_path, g, sub_tree))
+    return False
 
 
 def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, stmt: ast.stmt, call: ast.Call,
@@ -760,6 +954,10 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
     for kw in call.keywords:
         given[str(kw.arg)] = kw.value
     op_params, op_names, bound, call_args, wrapper_params = [], [], [], [], []
+    out_given = _out_buffers(given.get("out"))
+    if out_given and fn.returns is None and ret == "Tensor" and out_given > 1:
+        # `f(x, out=(a, b))`: the function writes that many tensors (and, by torch's convention, gives them back)
+        ret = "(" + ", ".join("Tensor" for _ in range(out_given)) + ")"
     if handle_class:
         # the object: its handle goes through the op, the shim gives the object back (a copy in the fake)
         allp = allp[1:]
@@ -769,6 +967,12 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
         call_args.append("self")
         wrapper_params.append("self")
     for p, dflt in allp:
+        if out_given and p.arg == "out" and isinstance(dflt, ast.Constant) and dflt.value is None:
+            # the op computes new tensors (the library called without `out`); the shim's wrapper copies them
+            # into the caller's buffers (an op may not return its inputs, nor write them undeclared)
+            bound.append("    out = None")
+            call_args.append("out=out")
+            continue
         typ = _schema_type(p.annotation, dflt)
         g = given.get(p.arg)
         if typ is None:
@@ -821,15 +1025,24 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
         fake_note = ("The fake's shapes are DERIVED: no shape rule for this function is in the catalog, so it runs "
                      "the real function once per input shape on zero-filled tensors.")
     callee_expr = ast.unparse(call.func)
+    wrapper = fn.name
+    if out_given:
+        wrapper = f"_new_{fn.name}"
+        fake_note += (" `out=` is given at the call site: the op computes new tensors and the shim copies them into "
+                      "the tensors passed as `out` (declared outputs), as the library writes them.")
     op_params_text = ", ".join(n + (f"={d}" if d is not None else "") for _, n, d in op_params)
     text = fill(
         _need("custom-op", s.torch), qualified=qualified, call_site=f"{_rel(site_path)}:{site_line}",
         signature=s.diagnosis.signature or "?", fake_note=fake_note, callee_expr=callee_expr,
         callee_repr=repr(callee_expr), op=op, schema=schema.replace('"', '\\"'), op_params=op_params_text,
         bound_indented="\n".join(bound), call_args=", ".join(call_args),
-        op_names=", ".join(op_names), fake_body=fake_body, wrapper=fn.name, params=", ".join(wrapper_params),
+        op_names=", ".join(op_names), fake_body=fake_body, wrapper=wrapper, params=", ".join(wrapper_params),
         wrapper_args=", ".join(["id(self)", *op_names[1:]] if handle_class else op_names),
     ) + "\n"
+    if out_given:
+        names = [w.split("=", 1)[0] for w in wrapper_params]
+        text += "\n\n" + fill(_need("out-copy", s.torch), wrapper=fn.name, params=", ".join([*wrapper_params, "out=None"]),
+                              new=wrapper, new_args=", ".join(f"{n}={n}" for n in names)).strip("\n") + "\n"
     if handle_class:
         text += "\n\n" + _need("object-handle", s.torch).strip("\n") + "\n"
     # the call site: the callee expression becomes the shim's wrapper
@@ -847,6 +1060,17 @@ def _opaque_call(s: Situation, site_path: str, site_line: int, site_text: str, s
     edits = (FileEdit(site_path, site_text if original is None else original, new_site), FileEdit(shim_path, None, text))
     return Plan("custom-op", title or f"Make `{qualified}` an opaque custom op at {_rel(site_path)}:{site_line}",
                 tuple(notes), edits, f"custom-op:{site_path}:{op}", s.diagnosis.id, s.diagnosis.signature)
+
+
+def _out_buffers(g: ast.expr | None) -> int:
+    """How many tensors a call passes as `out=`: a tuple or list of names (2 for `out=(packed, scales)`), one
+    name; 0 when it passes none or something else."""
+    if isinstance(g, (ast.Tuple, ast.List)) and g.elts and all(isinstance(e, (ast.Name, ast.Attribute, ast.Subscript))
+                                                             for e in g.elts):
+        return len(g.elts)
+    if isinstance(g, (ast.Name, ast.Attribute)):
+        return 1
+    return 0
 
 
 def _register_in_init(text: str, cls_name: str, line: str) -> str:
@@ -1408,6 +1632,12 @@ def _plan_guard_context(s: Situation, loc: Locator, above_culprit: bool) -> Plan
         if not items:
             raise PlanError(f"{_rel(where.path)}:{where.line}: several context managers on the line: guard by hand")
         item = items[0]
+        found = _state_write([item.context_expr], tree)
+        if found is not None:
+            call, entry = found
+            raise PlanError(f"{_rel(where.path)}:{where.line}: `{call}(...)` changes {entry['name']} (and puts it "
+                            f"back on exit), which {entry['read_by']}: entered only in eager, the block would "
+                            "change it for the rest of the program under compile")
         bound = {n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name)}             if item.optional_vars is not None else set()
         if bound & {n.id for st in node.body for n in ast.walk(st) if isinstance(n, ast.Name)}:
             raise PlanError(f"{_rel(where.path)}:{where.line}: the block uses what the context manager gives "
@@ -1470,6 +1700,7 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     if group is None:
         raise PlanError(f"{_rel(where.path)}:{where.line}: what the statement computes is used further on: "
                         "skipping it under compile would change what the code computes")
+    _refuse_state_change(where, tree, fn, group)
     text = _read(where.path)
     lines = _lines(text)
     nl = _newline(text)
@@ -1498,6 +1729,23 @@ def _plan_guard_stmt(s: Situation, loc: Locator) -> Plan | None:
     return Plan("guard", f"Guard {rel} with torch.compiler.is_compiling()", notes,
                 (FileEdit(where.path, text, new_text),), f"guard:{where.path}:{stmt.lineno}", s.diagnosis.id,
                 s.diagnosis.signature)
+
+
+def _refuse_state_change(where: Located, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                         group: list[ast.stmt]) -> None:
+    """A guard must not skip a statement whose effect later code reads: raise PlanError when `group` changes
+    process state (signatures/patches/state.toml) or state that code outside it reads."""
+    rel = f"{_rel(where.path)}:{where.line}"
+    found = _state_write(list(group), tree)
+    if found is not None:
+        call, entry = found
+        raise PlanError(f"{rel}: `{call}(...)` changes {entry['name']}, which {entry['read_by']}: skipped under "
+                        "compile, they would read what eager never leaves there, and the program would compute "
+                        "other values")
+    later = _state_read_later(tree, fn, group)
+    if later is not None:
+        raise PlanError(f"{rel}: the statement changes {later}: skipped under compile, that read would see what "
+                        "eager never leaves there")
 
 
 def _same_line_tail(line: str, st: ast.stmt) -> bool:
@@ -1546,6 +1794,72 @@ def _reads_clock(stmt: ast.stmt, tree: ast.Module) -> bool:
         if aliases.get(root, root) + ("." + rest if rest else "") in known:
             return True
     return False
+
+
+def _state_write(nodes: list[ast.AST], tree: ast.Module) -> tuple[str, dict[str, Any]] | None:
+    """The first call in `nodes` that changes state of the process that later code reads (a random stream
+    reseeded, a default dtype set: signatures/patches/state.toml), as (its text, its entry)."""
+    aliases = _import_aliases(tree)
+    for top in nodes:
+        for node in ast.walk(top):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _dotted(node.func)
+            full = None
+            if name is not None:
+                root, _, rest = name.partition(".")
+                full = aliases.get(root, root) + ("." + rest if rest else "")
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            for entry in process_state():
+                if full in entry.get("calls", ()) or (method is not None and method in entry.get("methods", ())):
+                    return ast.unparse(node.func), entry
+    return None
+
+
+# Methods that change the object they are called on (a container, a queue, a tensor in place: `add_`).
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "pop", "popitem", "popleft", "clear", "remove",
+                       "discard", "setdefault", "put", "put_nowait", "appendleft", "extendleft", "sort", "reverse",
+                       "rotate", "fill", "write", "seek", "truncate"})
+# Methods that change an nn.Module (or a tensor's storage) when called for their effect, as a statement of their
+# own (`self.to(x.dtype)`, `self.train()`): `y = x.float()` makes a new tensor and changes nothing.
+_EFFECT_MUTATORS = frozenset({"to", "half", "float", "double", "bfloat16", "cuda", "cpu", "type", "train", "eval",
+                              "apply", "load_state_dict", "register_buffer", "register_parameter", "add_module",
+                              "zero_grad", "share_memory", "set_", "resize_"})
+
+
+def _state_read_later(tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                      group: list[ast.stmt]) -> str | None:
+    """What the statements of `group` change that code outside them reads, as text for the message: a
+    container or tensor they change in place (`self.seen.add(k)`, `buf.add_(x)`) that `fn` reads elsewhere,
+    a module global they assign (`global _STEP`) that any function of the module reads. Skipped under
+    compile, that reader would see what eager never leaves there."""
+    inside = {id(n) for st in group for n in ast.walk(st)}
+    changed: set[str] = set()
+    for st in group:
+        effect = {id(n.value) for n in ast.walk(st) if isinstance(n, ast.Expr)}
+        for node in ast.walk(st):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                attr = node.func.attr
+                if attr in _MUTATORS or (attr.endswith("_") and not attr.startswith("_")) or \
+                        (id(node) in effect and attr in _EFFECT_MUTATORS):
+                    if isinstance(node.func.value, (ast.Name, ast.Attribute)):
+                        changed.add(ast.unparse(node.func.value))
+    if changed:
+        for node in ast.walk(fn):
+            if id(node) in inside or not isinstance(node, (ast.Name, ast.Attribute)):
+                continue
+            if isinstance(node.ctx, ast.Load) and ast.unparse(node) in changed:
+                return f"`{ast.unparse(node)}`, which line {node.lineno} reads"
+    declared = {n for g in ast.walk(fn) if isinstance(g, ast.Global) for n in g.names}
+    stored = {n for st in group for n in _stores(st) | {a.target.id for a in ast.walk(st)
+              if isinstance(a, ast.AugAssign) and isinstance(a.target, ast.Name)}} & declared
+    if stored:
+        for node in ast.walk(tree):
+            if id(node) in inside or not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            if node.id in stored:
+                return f"the module global `{node.id}`, which line {node.lineno} reads"
+    return None
 
 
 def _leaves_loop_only(node: ast.If, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

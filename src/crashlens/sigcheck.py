@@ -156,4 +156,15 @@ def patch_problems() -> list[str]:
     for name in fixplan._value_dependent():
         if not isinstance(name, str) or not name.isidentifier():
             problems.append(f"{base / 'shapes.toml'}: value_dependent: {name!r} is not a function's name")
+    for e in fixplan.process_state():
+        name = e.get("name")
+        for key in ("name", "read_by"):
+            if not isinstance(e.get(key), str) or not e.get(key):
+                problems.append(f"{base / 'state.toml'}: [[state]] {name!r}: field {key!r} is missing or empty")
+        if not all(isinstance(c, str) and dotted.match(c) for c in e.get("calls", [])):
+            problems.append(f"{base / 'state.toml'}: [[state]] {name!r}: field 'calls': module.function names")
+        if not all(isinstance(m, str) and m.isidentifier() for m in e.get("methods", [])):
+            problems.append(f"{base / 'state.toml'}: [[state]] {name!r}: field 'methods': method names")
+        if not e.get("calls") and not e.get("methods"):
+            problems.append(f"{base / 'state.toml'}: [[state]] {name!r}: no 'calls' and no 'methods'")
     return problems
