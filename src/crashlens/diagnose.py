@@ -463,6 +463,8 @@ def build(
         evidence=record.evidence,
         announces=bool(record.chain) and record.chain[-1].cause_link is not None,
         unplaced=not (exception and exception[0]) and bool(t.chain) and _traceback_head(record, t.chain),
+        causes=tuple((b.type, b.message.split("\n", 1)[0]) for b in record.chain
+                     if b is not headline and b.type and b.message),
     )
 
 
@@ -755,6 +757,14 @@ def _quotes_with_sections(d: Diagnosis, said: str, e: Diagnosis, msg: str) -> bo
     return said == msg or (not msg and said.endswith(QUOTE_OPENERS))
 
 
+def _cut_quote(d: Diagnosis, said: str, msg: str) -> bool:
+    """A quote that lost the server's type with its head and was cut short (a hard wrap cut its first line
+    before any certain cut showed the wrap's width: `Piecewise CUDA Graph failed with error: Consider
+    annotating your code using torch._check*(). Could` + ` not guard on ...`): the start of the message."""
+    return d.exception is not None and not d.exception[0] and len(said) >= MIN_QUOTED and len(msg) > len(said) \
+        and msg.startswith(said)
+
+
 def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The crash (of `hosts`) whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
     failed with error: ...", "Worker failed with error '...'") is that crash again, not another one.
@@ -770,7 +780,7 @@ def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         msg = e.exception[1].strip().split("\n", 1)[0].strip() if e.exception else ""
         if e is d or not e.fatal or (msg == said and d.exception[0]):
             continue
-        if not _quotes(said, msg) and not _quotes_with_sections(d, said, e, msg):
+        if not _quotes(said, msg) and not _quotes_with_sections(d, said, e, msg) and not _cut_quote(d, said, msg):
             continue
         gaps = [line - o.line for o in e.occurrences if o.source == src]
         key = min(((g < 0, abs(g)) for g in gaps), default=(True, 1 << 30))
@@ -1027,6 +1037,22 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
     return _nearest(d, fit)  # of two crashes with this exception line, the copy's neighbour
 
 
+def _cut_cause_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The crash whose chain a copy cut before its end shows the start of: a rank's copy (or a paste) that
+    stops at a cause (`RuntimeError: Failed running call_method ...` then `During handling of the above
+    exception, another exception occurred:` and nothing more) is the crash another copy shows whole, through
+    that same exception to the one it led to. Only a copy that names no place of its own, or one of that
+    crash's; the nearest such crash."""
+    if d.exception is None or not d.exception[0] or not d.fatal or not d.occurrences \
+            or (d.complete and not d.announces):
+        return None
+    mine = None if _placeless(d) else (d.culprit.file, d.culprit.line) if d.culprit is not None else None
+    fit = [e for e in hosts if e is not d and e.fatal and e.family == d.family and e.exception is not None
+           and e.exception != d.exception and any(_same_exception_line(c, d.exception) for c in e.causes)
+           and (mine is None or mine in {(f.file, f.line) for f in e.chain})]
+    return _nearest(d, fit)
+
+
 def _known_frames(diags: list[Diagnosis]) -> Callable[[Diagnosis], set[tuple[str, int]]]:
     """The frames a crash is known by: its own, and those of every copy whose frames pass through its
     culprit (a rank's copy that kept the outer end of the `from user code:` block that this one lost).
@@ -1142,7 +1168,8 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
         h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _elided_host(d, diags) \
             or _quoting_host(d, typed) or _evidence_host(d, shown + placed if _placeless(d) else shown) \
             or _announced_host(d, typed) \
-            or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _wrapping_host(d, typed) \
+            or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _cut_cause_host(d, diags) \
+            or _wrapping_host(d, typed) \
             or _chained_host(d, diags) \
             or _introduced_host(d, typed + raised) or _piece_host(d, diags) or _deeper_piece_host(d, placed) \
             or _cut_finding_host(d, diags)

@@ -189,6 +189,10 @@ class Diagnosis:
     # exception (the script's `<module>` line, a server's own frames): where the log was cut, not where
     # dynamo failed
     unplaced: bool = False
+    # the other exceptions of its chain, (type, first line), printed order: the causes a copy cut before the
+    # chain's end shows as its last exception (a rank's copy cut after `The above exception was the direct
+    # cause of the following exception:`)
+    causes: tuple[tuple[str, str], ...] = ()
 
     @property
     def ranks(self) -> list[str]:
