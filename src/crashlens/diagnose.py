@@ -305,12 +305,18 @@ DIAGNOSTIC_STEP = "Diagnostic step, not a fix: "
 CODE_EDITS = frozenset({"precompute", "rewrite", "decorate"})
 
 
+# A signature whose culprit is code torch.compile called, never traced (a custom backend): no opaque op of it.
+COMPILER_CALLED = "compiler-called"
+
+
 def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signature) -> list[Fix]:
     """Fixes by who can make them: for a crash in code that fails in eager too, the signature's own
     environment/code fix first; then what the user can do without editing an installed third-party
     package (its custom op at their call site, a release, a flag); then edits of that package's line,
     labelled a library patch; information and reports last. Within a group the catalog's rank holds."""
-    eager_too = "eager-too" in sig.tags
+    # code that fails in eager too, or that the compiler called and never traced (a custom backend): the
+    # signature's own fix of that code comes first, whoever owns it
+    own_first = "eager-too" in sig.tags or COMPILER_CALLED in sig.tags
     library = owner in ("third-party", "torch")
 
     def group(f: Fix) -> int:
@@ -318,7 +324,7 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
             return 6  # turning compilation off hides the failure: after every fix and report
         if f.kind in ("report", "info"):
             return 5
-        if eager_too and f.source == sig.id and f.kind in ("environment", "rewrite"):
+        if own_first and f.source == sig.id and f.kind in ("environment", "rewrite"):
             return 0
         if library and culprit is not None and f.file == culprit.file and f.kind in CODE_EDITS:
             return 4  # an edit of an installed package's own line (torch's public code included)
@@ -404,6 +410,7 @@ def build(
     entry, caller = entry_of(t.chain, t.culprit)
     owner = owner_of(t.culprit, caller)
     if owner == "third-party" and sig.family == "dynamo" and "eager-too" not in sig.tags \
+            and COMPILER_CALLED not in sig.tags \
             and not any(f.kind == "custom-op" for f, _o in templates):
         # someone else's package: its entry call as an opaque op at the user's call site, whatever it hit
         templates += [(f, sig.id) for f in cat.third_party_fixes]
