@@ -77,3 +77,19 @@ def test_two_different_crashes_with_cut_copies_stay_two_reports(tmp_path, first,
     got = {(next(w for w, _l in want if d["culprit"]["file"].endswith(w)), d["culprit"]["line"]) for d in fatal}
     assert got == want
 
+
+
+def test_the_culprit_of_8_interleaved_ranks_is_the_frame_dynamo_traced_not_a_harness_frame_run_into_it():
+    """SGLang TP=8, torch 2.13 (heldout3 case-0289): each rank's glog `Error while creating guard` record shows
+    the user stack (the frame that specialised the dynamic dimension), then the guard's `Created at:` frames;
+    among 8 ranks' lines the harness frame of another rank's `Scheduler hit an exception` traceback
+    (`run.py` `importlib.import_module(...).main(...)`) runs into one such stack. The other ranks' tracebacks
+    show that frame on the program's path into the compiled function (before eval_frame): a copy naming it
+    names no place where dynamo stopped, and the report's culprit is the traced frame."""
+    log, label = _case("corpus-heldout3", "case-0289")
+    fatal = _fatal(log)
+    assert len(fatal) == 1
+    want = label["culprit"]
+    got = fatal[0]["culprit"]
+    assert got["file"].endswith(want["file_suffix"]) and got["line"] == want["line"], got
+    assert len(fatal[0]["ranks"]) == 8, fatal[0]["ranks"]

@@ -472,7 +472,19 @@ def build(
         unplaced=not (exception and exception[0]) and bool(t.chain) and _traceback_head(record, t.chain),
         causes=tuple((b.type, b.message.split("\n", 1)[0]) for b in record.chain
                      if b is not headline and b.type and b.message),
+        outer=_outer_frames(record),
     )
+
+
+def _outer_frames(record: CrashRecord) -> tuple[tuple[str, int], ...]:
+    """The frames a traceback of the record shows before torch.compile's entry frame (eval_frame)."""
+    out: list[tuple[str, int]] = []
+    for b in record.chain:
+        at = next((i for i, f in enumerate(b.frames)
+                   if f.file.replace("\\", "/").endswith(COMPILE_ENTRY[0])), None)
+        if at:
+            out += [(f.file, f.line) for f in b.frames[:at]]
+    return tuple(dict.fromkeys(out))
 
 
 TRACEBACK_HEADER = "Traceback (most recent call last):"
@@ -768,7 +780,7 @@ def _cut_quote(d: Diagnosis, said: str, msg: str) -> bool:
     """A quote that lost the server's type with its head and was cut short (a hard wrap cut its first line
     before any certain cut showed the wrap's width: `Piecewise CUDA Graph failed with error: Consider
     annotating your code using torch._check*(). Could` + ` not guard on ...`): the start of the message."""
-    return d.exception is not None and not d.exception[0] and len(said) >= MIN_QUOTED and len(msg) > len(said) \
+    return d.exception is not None and not d.exception[0] and MIN_QUOTED <= len(said) < len(msg) \
         and msg.startswith(said)
 
 
@@ -787,7 +799,7 @@ def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         msg = e.exception[1].strip().split("\n", 1)[0].strip() if e.exception else ""
         if e is d or not e.fatal or (msg == said and d.exception[0]):
             continue
-        if not _quotes(said, msg) and not _quotes_with_sections(d, said, e, msg) and not _cut_quote(d, said, msg):
+        if not (_quotes(said, msg) or _quotes_with_sections(d, said, e, msg) or _cut_quote(d, said, msg)):
             continue
         gaps = [line - o.line for o in e.occurrences if o.source == src]
         key = min(((g < 0, abs(g)) for g in gaps), default=(True, 1 << 30))
@@ -845,6 +857,11 @@ def _entry_call(d: Diagnosis) -> bool:
     if hit is not None and hit[0] is d:
         return hit[1]
     key = (d.culprit.file, d.culprit.line)
+    if any((o.source, *key) in _OUTER_SEEN for o in d.occurrences):
+        # another copy's traceback shows this frame on the program's path into the compiled function: a copy
+        # that names it (another rank's frames run into its stack) names no place where dynamo stopped
+        _ENTRY_SEEN[id(d)] = (d, True)
+        return True
     at = next((i for i, f in enumerate(d.chain) if (f.file, f.line) == key), None)
     inner = None
     if at is not None and not any(is_machinery(f.file) for f in d.chain[:at]):
@@ -855,6 +872,8 @@ def _entry_call(d: Diagnosis) -> bool:
 
 
 _ENTRY_SEEN: dict[int, tuple[Diagnosis, bool]] = {}
+# (source, file, line) of every copy's `outer` frames, during one merge
+_OUTER_SEEN: set[tuple[str, str, int]] = set()
 
 
 def _placeless(d: Diagnosis) -> bool:
@@ -1157,6 +1176,9 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
     exception it led to, are occurrences of that crash."""
+    _ENTRY_SEEN.clear()
+    # before any copy is asked whether it names a place; only within the log that showed it
+    _OUTER_SEEN.update((o.source, *k) for d in diags for k in d.outer for o in d.occurrences)
     typed = [d for d in diags if _typed_dynamo(d)]
     # any other crash a server quotes (SGLang's `Piecewise CUDA Graph failed with error: <str(e)>` beside the
     # ImportError's own traceback): a typed exception with its frames
@@ -1166,6 +1188,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     # where no copy kept its exception line: the pieces that still say where dynamo failed
     placed = [d for d in diags if d.family == "dynamo" and d.fatal and d.exception is None and not _placeless(d)]
     if len(diags) < 2:
+        _OUTER_SEEN.clear()
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
@@ -1203,6 +1226,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             if r != id(d) and id(d) in into:
                 out[r] = _absorb(out[r], d)
     _ENTRY_SEEN.clear()
+    _OUTER_SEEN.clear()
     return [out[id(d)] for d in diags if id(d) not in into]
 
 
@@ -1223,7 +1247,8 @@ def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
             other = cur if best is d else d
             if other.context.fullgraph is not None:
                 ctx = other.context
-        by_id[d.id] = replace(best, occurrences=occ, context=ctx, fatal=cur.fatal or d.fatal)
+        by_id[d.id] = replace(best, occurrences=occ, context=ctx, fatal=cur.fatal or d.fatal,
+                              outer=tuple(dict.fromkeys(cur.outer + d.outer)))
     out = _fold_reraises(_fold_fragments(_fold_location_only(by_id[i] for i in order)))
     first = {d.id: n for n, d in enumerate(out)}
     out.sort(key=lambda d: (not d.fatal, -d.confidence, first[d.id]))
