@@ -305,12 +305,18 @@ DIAGNOSTIC_STEP = "Diagnostic step, not a fix: "
 CODE_EDITS = frozenset({"precompute", "rewrite", "decorate"})
 
 
+# A signature whose culprit is code torch.compile called, never traced (a custom backend): no opaque op of it.
+COMPILER_CALLED = "compiler-called"
+
+
 def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signature) -> list[Fix]:
     """Fixes by who can make them: for a crash in code that fails in eager too, the signature's own
     environment/code fix first; then what the user can do without editing an installed third-party
     package (its custom op at their call site, a release, a flag); then edits of that package's line,
     labelled a library patch; information and reports last. Within a group the catalog's rank holds."""
-    eager_too = "eager-too" in sig.tags
+    # code that fails in eager too, or that the compiler called and never traced (a custom backend): the
+    # signature's own fix of that code comes first, whoever owns it
+    own_first = "eager-too" in sig.tags or COMPILER_CALLED in sig.tags
     library = owner in ("third-party", "torch")
 
     def group(f: Fix) -> int:
@@ -318,7 +324,7 @@ def order_fixes(fixes: list[Fix], owner: str, culprit: Frame | None, sig: Signat
             return 6  # turning compilation off hides the failure: after every fix and report
         if f.kind in ("report", "info"):
             return 5
-        if eager_too and f.source == sig.id and f.kind in ("environment", "rewrite"):
+        if own_first and f.source == sig.id and f.kind in ("environment", "rewrite"):
             return 0
         if library and culprit is not None and f.file == culprit.file and f.kind in CODE_EDITS:
             return 4  # an edit of an installed package's own line (torch's public code included)
@@ -407,6 +413,7 @@ def build(
     entry, caller = entry_of(t.chain, t.culprit)
     owner = owner_of(t.culprit, caller)
     if owner == "third-party" and sig.family == "dynamo" and "eager-too" not in sig.tags \
+            and COMPILER_CALLED not in sig.tags \
             and not any(f.kind == "custom-op" for f, _o in templates):
         # someone else's package: its entry call as an opaque op at the user's call site, whatever it hit
         templates += [(f, sig.id) for f in cat.third_party_fixes]
@@ -466,7 +473,21 @@ def build(
         evidence=record.evidence,
         announces=bool(record.chain) and record.chain[-1].cause_link is not None,
         unplaced=not (exception and exception[0]) and bool(t.chain) and _traceback_head(record, t.chain),
+        causes=tuple((b.type, b.message.split("\n", 1)[0]) for b in record.chain
+                     if b is not headline and b.type and b.message),
+        outer=_outer_frames(record),
     )
+
+
+def _outer_frames(record: CrashRecord) -> tuple[tuple[str, int], ...]:
+    """The frames a traceback of the record shows before torch.compile's entry frame (eval_frame)."""
+    out: list[tuple[str, int]] = []
+    for b in record.chain:
+        at = next((i for i, f in enumerate(b.frames)
+                   if f.file.replace("\\", "/").endswith(COMPILE_ENTRY[0])), None)
+        if at:
+            out += [(f.file, f.line) for f in b.frames[:at]]
+    return tuple(dict.fromkeys(out))
 
 
 TRACEBACK_HEADER = "Traceback (most recent call last):"
@@ -758,6 +779,14 @@ def _quotes_with_sections(d: Diagnosis, said: str, e: Diagnosis, msg: str) -> bo
     return said == msg or (not msg and said.endswith(QUOTE_OPENERS))
 
 
+def _cut_quote(d: Diagnosis, said: str, msg: str) -> bool:
+    """A quote that lost the server's type with its head and was cut short (a hard wrap cut its first line
+    before any certain cut showed the wrap's width: `Piecewise CUDA Graph failed with error: Consider
+    annotating your code using torch._check*(). Could` + ` not guard on ...`): the start of the message."""
+    return d.exception is not None and not d.exception[0] and MIN_QUOTED <= len(said) < len(msg) \
+        and msg.startswith(said)
+
+
 def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The crash (of `hosts`) whose message `d`'s exception quotes: a server's re-raise ("Piecewise CUDA Graph
     failed with error: ...", "Worker failed with error '...'") is that crash again, not another one.
@@ -773,7 +802,7 @@ def _quoted_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
         msg = e.exception[1].strip().split("\n", 1)[0].strip() if e.exception else ""
         if e is d or not e.fatal or (msg == said and d.exception[0]):
             continue
-        if not _quotes(said, msg) and not _quotes_with_sections(d, said, e, msg):
+        if not (_quotes(said, msg) or _quotes_with_sections(d, said, e, msg) or _cut_quote(d, said, msg)):
             continue
         gaps = [line - o.line for o in e.occurrences if o.source == src]
         key = min(((g < 0, abs(g)) for g in gaps), default=(True, 1 << 30))
@@ -831,6 +860,11 @@ def _entry_call(d: Diagnosis) -> bool:
     if hit is not None and hit[0] is d:
         return hit[1]
     key = (d.culprit.file, d.culprit.line)
+    if any((o.source, *key) in _OUTER_SEEN for o in d.occurrences):
+        # another copy's traceback shows this frame on the program's path into the compiled function: a copy
+        # that names it (another rank's frames run into its stack) names no place where dynamo stopped
+        _ENTRY_SEEN[id(d)] = (d, True)
+        return True
     at = next((i for i, f in enumerate(d.chain) if (f.file, f.line) == key), None)
     inner = None
     if at is not None and not any(is_machinery(f.file) for f in d.chain[:at]):
@@ -841,6 +875,8 @@ def _entry_call(d: Diagnosis) -> bool:
 
 
 _ENTRY_SEEN: dict[int, tuple[Diagnosis, bool]] = {}
+# (source, file, line) of every copy's `outer` frames, during one merge
+_OUTER_SEEN: set[tuple[str, str, int]] = set()
 
 
 def _placeless(d: Diagnosis) -> bool:
@@ -1030,6 +1066,22 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
     return _nearest(d, fit)  # of two crashes with this exception line, the copy's neighbour
 
 
+def _cut_cause_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
+    """The crash whose chain a copy cut before its end shows the start of: a rank's copy (or a paste) that
+    stops at a cause (`RuntimeError: Failed running call_method ...` then `During handling of the above
+    exception, another exception occurred:` and nothing more) is the crash another copy shows whole, through
+    that same exception to the one it led to. Only a copy that names no place of its own, or one of that
+    crash's; the nearest such crash."""
+    if d.exception is None or not d.exception[0] or not d.fatal or not d.occurrences \
+            or (d.complete and not d.announces):
+        return None
+    mine = None if _placeless(d) else (d.culprit.file, d.culprit.line) if d.culprit is not None else None
+    fit = [e for e in hosts if e is not d and e.fatal and e.family == d.family and e.exception is not None
+           and e.exception != d.exception and any(_same_exception_line(c, d.exception) for c in e.causes)
+           and (mine is None or mine in {(f.file, f.line) for f in e.chain})]
+    return _nearest(d, fit)
+
+
 def _known_frames(diags: list[Diagnosis]) -> Callable[[Diagnosis], set[tuple[str, int]]]:
     """The frames a crash is known by: its own, and those of every copy whose frames pass through its
     culprit (a rank's copy that kept the outer end of the `from user code:` block that this one lost).
@@ -1127,6 +1179,9 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
     exception it led to, are occurrences of that crash."""
+    _ENTRY_SEEN.clear()
+    # before any copy is asked whether it names a place; only within the log that showed it
+    _OUTER_SEEN.update((o.source, *k) for d in diags for k in d.outer for o in d.occurrences)
     typed = [d for d in diags if _typed_dynamo(d)]
     # any other crash a server quotes (SGLang's `Piecewise CUDA Graph failed with error: <str(e)>` beside the
     # ImportError's own traceback): a typed exception with its frames
@@ -1136,6 +1191,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     # where no copy kept its exception line: the pieces that still say where dynamo failed
     placed = [d for d in diags if d.family == "dynamo" and d.fatal and d.exception is None and not _placeless(d)]
     if len(diags) < 2:
+        _OUTER_SEEN.clear()
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
@@ -1145,7 +1201,8 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
         h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _elided_host(d, diags) \
             or _quoting_host(d, typed) or _evidence_host(d, shown + placed if _placeless(d) else shown) \
             or _announced_host(d, typed) \
-            or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _wrapping_host(d, typed) \
+            or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _cut_cause_host(d, diags) \
+            or _wrapping_host(d, typed) \
             or _chained_host(d, diags) \
             or _introduced_host(d, typed + raised) or _piece_host(d, diags) or _deeper_piece_host(d, placed) \
             or _cut_finding_host(d, diags)
@@ -1172,6 +1229,7 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             if r != id(d) and id(d) in into:
                 out[r] = _absorb(out[r], d)
     _ENTRY_SEEN.clear()
+    _OUTER_SEEN.clear()
     return [out[id(d)] for d in diags if id(d) not in into]
 
 
@@ -1192,7 +1250,8 @@ def merge(diagnoses: Iterable[Diagnosis]) -> list[Diagnosis]:
             other = cur if best is d else d
             if other.context.fullgraph is not None:
                 ctx = other.context
-        by_id[d.id] = replace(best, occurrences=occ, context=ctx, fatal=cur.fatal or d.fatal)
+        by_id[d.id] = replace(best, occurrences=occ, context=ctx, fatal=cur.fatal or d.fatal,
+                              outer=tuple(dict.fromkeys(cur.outer + d.outer)))
     out = _fold_reraises(_fold_fragments(_fold_location_only(by_id[i] for i in order)))
     first = {d.id: n for n, d in enumerate(out)}
     out.sort(key=lambda d: (not d.fatal, -d.confidence, first[d.id]))

@@ -123,6 +123,10 @@ def targets(record: CrashRecord, cat: Catalog) -> Targets:
                 break
     chain = traced_chain(record)
     culprit = pick_culprit(chain)
+    if callee and "." not in callee and chain and chain[-1].source:
+        # torch 2.1 names a C function by its bare name (`UserDefinedObjectVariable(crc32)`); the statement
+        # dynamo stopped at shows its module (`zlib.crc32(...)`)
+        callee = qualified_in(chain[-1].source, callee) or callee
     if not callee and d is not None and chain and chain[-1].source:
         # The message that names the rejected call was lost (a cut paste); the statement dynamo
         # stopped at still shows it.
@@ -164,6 +168,15 @@ def call_in(source: str) -> str:
     calls: list[str] = _CALL.findall(source.split("#", 1)[0])
     dotted = [c for c in calls if "." in c]
     return (dotted or calls or [""])[0]
+
+
+def qualified_in(source: str, name: str) -> str:
+    """The dotted call of `name` a source line makes (`zlib.crc32` for `crc32` in `h = zlib.crc32(b)`), if
+    it makes one through a module or object name (never through `self`)."""
+    for c in _CALL.findall(source.split("#", 1)[0]):
+        if c.endswith("." + name) and not c.startswith(("self.", "cls.")):
+            return c
+    return ""
 
 
 def _callee_from(g: dict[str, str | None]) -> str:

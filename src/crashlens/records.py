@@ -189,6 +189,13 @@ class Diagnosis:
     # exception (the script's `<module>` line, a server's own frames): where the log was cut, not where
     # dynamo failed
     unplaced: bool = False
+    # the other exceptions of its chain, (type, first line), printed order: the causes a copy cut before the
+    # chain's end shows as its last exception (a rank's copy cut after `The above exception was the direct
+    # cause of the following exception:`)
+    causes: tuple[tuple[str, str], ...] = ()
+    # (file, line) of the frames its traceback shows before torch.compile's entry (eval_frame): the program's
+    # own path into the compiled function, never where dynamo stopped
+    outer: tuple[tuple[str, int], ...] = ()
 
     @property
     def ranks(self) -> list[str]:
