@@ -7,7 +7,9 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,6 +64,26 @@ def assert_one_line_error(p: subprocess.CompletedProcess[bytes], code: int, *nee
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def paste_scanner(folder: str) -> Callable[[str], Any]:
+    """`scan(name)`: what `crashlens scan` finds in samples/<folder>/<name>, a real bug-report paste read by
+    path (the paste-mechanism tests); a skip, saying where it was looked for, where it is not present."""
+
+    def scan(name: str) -> Any:
+        from crashlens.cli.scan import run_scan
+
+        path = SAMPLES / folder / name
+        if not path.is_file():
+            pytest.skip(f"{path} not present")
+        return run_scan((str(path),), (), audit=False).diagnoses
+
+    return scan
+
+
+def fix_titles(diag: Any) -> list[str]:
+    """A diagnosis's fixes, by title, best first."""
+    return [f.title for f in diag.fixes]
 
 
 def needs_corpus() -> None:

@@ -78,3 +78,11 @@ def test_rays_dedup_suffix_comes_off(note):
     # the words alone, inside a message, are the message's own text
     msg = frame_line("x", 2, "INFO 02-05 09:08:19 [x.py:1] the log said [repeated 3x across cluster] here")
     assert msg.text == "the log said [repeated 3x across cluster] here"
+
+
+def test_a_cut_prefix_tail_is_a_prefix_only_on_a_pastes_first_line():
+    # a paste that starts inside vLLM's `LEVEL date file.py:N] ` loses what is left of it; further on, the same
+    # text is the rest of a line that a terminal wrapped inside its prefix (traceback.Rewrap joins it back)
+    raw = 'multiproc_worker_utils.py:236]   File "/p/a.py", line 3, in f'
+    assert frame_line("x", 1, raw).text == '  File "/p/a.py", line 3, in f'
+    assert frame_line("x", 2, raw).text == raw

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SAMPLES
+from conftest import SAMPLES, paste_scanner
 
 from crashlens.cli.scan import run_scan
 from crashlens.frame import frame_line
@@ -15,11 +15,7 @@ from crashlens.frame import frame_line
 HELDOUT2 = SAMPLES / "pastes-heldout2"
 
 
-def _scan(name: str):
-    path = HELDOUT2 / name
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
-    return run_scan((str(path),), (), audit=False).diagnoses
+_scan = paste_scanner("pastes-heldout2")
 
 
 # -- pytest `E` lines: the width follows the failing source line's indentation -------------------

@@ -7,19 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SAMPLES
+from conftest import paste_scanner
 
 from crashlens.cli.scan import run_scan
 from crashlens.frame import frame_line
 
-HELDOUT3 = SAMPLES / "pastes-heldout3"
-
-
-def _scan(name: str):
-    path = HELDOUT3 / name
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
-    return run_scan((str(path),), (), audit=False).diagnoses
+_scan = paste_scanner("pastes-heldout3")
 
 
 # -- line prefixes: torchelastic's worker tag and a bracketed time of day come off ------------------

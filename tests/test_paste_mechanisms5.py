@@ -7,23 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SAMPLES
+from conftest import fix_titles, paste_scanner
 
-from crashlens.cli.scan import run_scan
 from crashlens.frame import frame_line
 
-HELDOUT4 = SAMPLES / "pastes-heldout4"
-
-
-def _scan(name: str):
-    path = HELDOUT4 / name
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
-    return run_scan((str(path),), (), audit=False).diagnoses
-
-
-def _titles(diag) -> list[str]:
-    return [f.title for f in diag.fixes]
+_scan = paste_scanner("pastes-heldout4")
 
 
 # -- torch.compile refusing the interpreter: a torch message family with a known fix per release ---------
@@ -33,7 +21,7 @@ def test_dynamo_not_supported_on_this_python_gets_the_release_or_the_interpreter
     # 024: a plain traceback (Windows paths); 025: the same error in pytest E-lines of a nix build log
     diags = _scan(name)
     assert [d.signature for d in diags] == ["python-version-unsupported"]
-    first_two = " ".join(_titles(diags[0])[:2])
+    first_two = " ".join(fix_titles(diags[0])[:2])
     assert "torch 2.4 or later" in first_two and "python<3.12" in first_two
 
 

@@ -5,23 +5,13 @@ Each test names the mechanism, not the case: the paste is only the real text tha
 
 from __future__ import annotations
 
-import pytest
-
-from conftest import SAMPLES
+from conftest import paste_scanner
 
 from crashlens.catalog import get_catalog
-from crashlens.cli.scan import run_scan
 from crashlens.frame import frame_line
 from crashlens.pipeline import scan_lines
 
-HELDOUT5 = SAMPLES / "pastes-heldout5"
-
-
-def _scan(name: str):
-    path = HELDOUT5 / name
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
-    return run_scan((str(path),), (), audit=False).diagnoses
+_scan = paste_scanner("pastes-heldout5")
 
 
 def _lines(lines: list[str]):

@@ -7,25 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SAMPLES
+from conftest import fix_titles, paste_scanner
 
-from crashlens.cli.scan import run_scan
 from crashlens.evidence import is_compile_machinery
 from crashlens.frame import frame_line
 from crashlens.records import Frame
 
-HELDOUT6 = SAMPLES / "pastes-heldout6"
-
-
-def _scan(name: str):
-    path = HELDOUT6 / name
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
-    return run_scan((str(path),), (), audit=False).diagnoses
-
-
-def _titles(diag) -> list[str]:
-    return [f.title for f in diag.fixes]
+_scan = paste_scanner("pastes-heldout6")
 
 
 def _one_compile_failure_out_of_view(name: str):
@@ -99,7 +87,7 @@ def test_ansi_text_and_cut_prefix_paste_is_the_compile_failure_it_shows():
 def test_compiled_graph_unpacking_the_wrong_number_of_inputs_is_a_compile_cache_mismatch():
     diags = _scan("case-022.log")
     assert [(d.family, d.fatal, d.signature) for d in diags] == [("dynamo", True, "compiled-graph-input-mismatch")]
-    assert "VLLM_DISABLE_COMPILE_CACHE" in _titles(diags[0])[0]
+    assert "VLLM_DISABLE_COMPILE_CACHE" in fix_titles(diags[0])[0]
     assert diags[0].culprit is None  # inductor's generated module is nobody's code to edit
 
 
@@ -108,5 +96,5 @@ def test_compiled_graph_unpacking_the_wrong_number_of_inputs_is_a_compile_cache_
 def test_combo_kernel_assertion_on_cpu_offers_the_torch_release_that_compiles():
     diags = _scan("case-029.log")
     assert [d.signature for d in diags] == ["inductor-combo-kernel-cpu"]
-    assert "torch 2.8" in _titles(diags[0])[0]
+    assert "torch 2.8" in fix_titles(diags[0])[0]
 

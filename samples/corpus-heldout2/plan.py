@@ -1,5 +1,5 @@
 """The second held-out recordings: programs in samples/repro/heldout_rec2, how each is run, and what a fix
-must name there (data only; the vocabulary and the Repro record are samples/corpus/plan.py's).
+must name there (data only; the vocabulary, the Repro record and heldout_batch are samples/corpus/plan.py's).
 
 Written apart from the main corpus's reproducers and from the first held-out set (samples/repro/heldout_rec),
 for a figure crashlens was not developed on: a torch.library custom op whose fake returns the wrong shape,
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "corpus"))
 
-from plan import DISABLE, EAGER_TOO, GUARD, MOVE, OPAQUE, Repro  # noqa: E402,F401
+from plan import DISABLE, EAGER_TOO, GUARD, MOVE, OPAQUE, Repro, heldout_batch  # noqa: E402,F401
 
 # per-call data: moving the computation out of the compiled region is right, "compute it once" is not
 OUTSIDE = ("outside the compiled", "out of the compiled", "outside forward", "outside torch.compile",
@@ -30,25 +30,9 @@ FAKE = ("register_fake", "fake impl", "fake kernel", "fake function", "fake tens
         "meta function", "meta kernel", "impl_abstract", "abstract impl")
 # an unbacked size: tell the compiler what the value is
 CHECK = ("torch._check",)  # also matches torch._check_is_size
-GB = {"TORCH_LOGS": "graph_breaks"}
-RUN = "heldout_rec2/run.py"
 LIB = "heldout_rec2/site-packages/tilekern/"
 
-
-def _p(module: str, name: str | None = None, *, fullgraph: bool = True, marker: str | None = None,
-       culprit_file: str | None = None, **kw) -> Repro:
-    name = name or module.replace("_", "-")
-    argv = (RUN, module) + (() if fullgraph else ("--no-fullgraph",))
-    culprit = (culprit_file or f"heldout_rec2/{module}.py", marker) if marker else None
-    return Repro(name=name, argv=argv, fullgraph=fullgraph, culprit=culprit, **kw)
-
-
-def _both(module: str, marker: str, culprit_file: str | None = None, **kw) -> list[Repro]:
-    """The fullgraph=True crash, and the fullgraph=False run that graph-breaks and goes on."""
-    stem = module.replace("_", "-")
-    return [_p(module, marker=marker, culprit_file=culprit_file, **kw),
-            _p(module, f"{stem}-gb", fullgraph=False, env=GB, kind="warnings", marker=marker,
-               culprit_file=culprit_file, **kw)]
+_p, _both = heldout_batch("heldout_rec2")
 
 
 REPROS: list[Repro] = [

@@ -11,7 +11,9 @@ too, a backend bug); no reproducer whose failing call sits behind a traced cache
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 # remedy vocabularies (lowercase substrings of a fix's title/detail/patch)
 MOVE = ("__init__", "before compil", "outside the compiled", "outside forward", "out of the compiled")
@@ -64,6 +66,29 @@ def _lib(kind: str, extra: tuple[str, ...] = (), **kw) -> list[Repro]:
 
 
 GB = {"TORCH_LOGS": "graph_breaks"}
+
+
+def heldout_batch(folder: str) -> tuple[Callable[..., Repro], Callable[..., list[Repro]]]:
+    """How a held-out plan (samples/corpus-heldout*/plan.py) states the programs of its batch in
+    samples/repro/`folder`: `one(module, ...)`, a run of `<folder>/run.py <module>` whose culprit is the line
+    marked `marker` in `<folder>/<module>.py` (or in `culprit_file`); `both(module, marker, ...)`, that
+    fullgraph=True crash and the fullgraph=False run that graph-breaks and goes on."""
+
+    def one(module: str, name: str | None = None, *, fullgraph: bool = True, marker: str | None = None,
+            culprit_file: str | None = None, **kw: Any) -> Repro:
+        name = name or module.replace("_", "-")
+        argv = (f"{folder}/run.py", module) + (() if fullgraph else ("--no-fullgraph",))
+        culprit = (culprit_file or f"{folder}/{module}.py", marker) if marker else None
+        return Repro(name=name, argv=argv, fullgraph=fullgraph, culprit=culprit, **kw)
+
+    def both(module: str, marker: str, culprit_file: str | None = None, **kw: Any) -> list[Repro]:
+        stem = module.replace("_", "-")
+        return [one(module, marker=marker, culprit_file=culprit_file, **kw),
+                one(module, f"{stem}-gb", fullgraph=False, env=GB, kind="warnings", marker=marker,
+                    culprit_file=culprit_file, **kw)]
+
+    return one, both
+
 
 REPROS: list[Repro] = [
     # user-code culprits under fullgraph=True (culprit from samples/expected.toml)

@@ -856,27 +856,33 @@ def _entry_call(d: Diagnosis) -> bool:
     A copy that lost the `from user code:` block names that call; it says nothing of where dynamo failed."""
     if d.culprit is None:
         return False
-    hit = _ENTRY_SEEN.get(id(d))
-    if hit is not None and hit[0] is d:
-        return hit[1]
     key = (d.culprit.file, d.culprit.line)
     if any((o.source, *key) in _OUTER_SEEN for o in d.occurrences):
         # another copy's traceback shows this frame on the program's path into the compiled function: a copy
         # that names it (another rank's frames run into its stack) names no place where dynamo stopped
-        _ENTRY_SEEN[id(d)] = (d, True)
         return True
     at = next((i for i, f in enumerate(d.chain) if (f.file, f.line) == key), None)
     inner = None
     if at is not None and not any(is_machinery(f.file) for f in d.chain[:at]):
         inner = next((f for f in d.chain[at + 1 :] if is_machinery(f.file)), None)
-    found = inner is not None and inner.file.replace("\\", "/").endswith(COMPILE_ENTRY)
-    _ENTRY_SEEN[id(d)] = (d, found)  # asked once per pair of copies in a merge: cleared after each
-    return found
+    return inner is not None and inner.file.replace("\\", "/").endswith(COMPILE_ENTRY)
 
 
-_ENTRY_SEEN: dict[int, tuple[Diagnosis, bool]] = {}
 # (source, file, line) of every copy's `outer` frames, during one merge
 _OUTER_SEEN: set[tuple[str, str, int]] = set()
+
+
+def _entry_calls() -> Callable[[Diagnosis], bool]:
+    """`_entry_call`, each answer kept for one merge: it is asked of every pair of copies there."""
+    cache: dict[int, tuple[Diagnosis, bool]] = {}  # holding the diagnosis keeps its id from being reused
+
+    def entry_call(d: Diagnosis) -> bool:
+        hit = cache.get(id(d))
+        if hit is None:
+            hit = cache[id(d)] = (d, _entry_call(d))
+        return hit[1]
+
+    return entry_call
 
 
 def _placeless(d: Diagnosis) -> bool:
@@ -1017,8 +1023,8 @@ def _deeper_piece_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None
     return _nearest(d, fit)
 
 
-def _copy_rank(d: Diagnosis) -> tuple[bool, bool, int]:
-    return d.complete, d.culprit is not None and not _entry_call(d), len(d.chain)
+def _copy_rank(d: Diagnosis, entry_call: Callable[[Diagnosis], bool]) -> tuple[bool, bool, int]:
+    return d.complete, d.culprit is not None and not entry_call(d), len(d.chain)
 
 
 def _same_exception_line(a: tuple[str, str], b: tuple[str, str]) -> bool:
@@ -1031,7 +1037,8 @@ def _same_exception_line(a: tuple[str, str], b: tuple[str, str]) -> bool:
 
 
 def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
-                         known: Callable[[Diagnosis], set[tuple[str, int]]] | None = None) -> Diagnosis | None:
+                         known: Callable[[Diagnosis], set[tuple[str, int]]] | None = None,
+                         entry_call: Callable[[Diagnosis], bool] = _entry_call) -> Diagnosis | None:
     """The fuller copy of the same exception: a rank's copy that lost frames among the other ranks' lines,
     or a paste's copy cut by an elision, prints the same exception line but names a shallower frame (or
     none) as its culprit. Only where its culprit is one of the fuller copy's frames: the same message raised
@@ -1045,7 +1052,7 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
     untyped = not d.exception[0]
     if untyped and (d.culprit is not None or len(d.exception[1].strip()) < MIN_QUOTED):
         return None
-    mine = (d.culprit.file, d.culprit.line) if d.culprit is not None and not _entry_call(d) else None
+    mine = (d.culprit.file, d.culprit.line) if d.culprit is not None and not entry_call(d) else None
     fit: list[Diagnosis] = []
     for e in hosts:
         if e is d or not e.fatal or e.exception is None or (e.culprit is None and mine is not None):
@@ -1053,7 +1060,7 @@ def _same_exception_host(d: Diagnosis, hosts: list[Diagnosis],
         if not (_same_exception_line(e.exception, d.exception) and (untyped or e.family == d.family)) and not (
                 untyped and e.exception[1].strip() == d.exception[1].strip()):
             continue
-        ours, theirs = _copy_rank(d), _copy_rank(e)
+        ours, theirs = _copy_rank(d, entry_call), _copy_rank(e, entry_call)
         # of two copies alike, one whose message is cut short (a hard wrap kept its break) is the other's
         cut_short = len(d.exception[1].strip()) < len(e.exception[1].strip())
         if theirs < ours or (theirs == ours and not cut_short and (e.chain != d.chain or d.culprit is None or (
@@ -1179,7 +1186,6 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
     exception it led to, are occurrences of that crash."""
-    _ENTRY_SEEN.clear()
     # before any copy is asked whether it names a place; only within the log that showed it
     _OUTER_SEEN.update((o.source, *k) for d in diags for k in d.outer for o in d.occurrences)
     typed = [d for d in diags if _typed_dynamo(d)]
@@ -1195,15 +1201,14 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
-    known = _known_frames(diags)
+    known, entry_call = _known_frames(diags), _entry_calls()
     for d in diags:
         # a copy of the same traceback first: its own fuller copy, before any other crash it could be part of
         h = _quoted_host(d, typed) or _quoted_host(d, raised) or _copy_host(d, diags) or _elided_host(d, diags) \
             or _quoting_host(d, typed) or _evidence_host(d, shown + placed if _placeless(d) else shown) \
             or _announced_host(d, typed) \
-            or _caused_host(d, diags) or _same_exception_host(d, diags, known) or _cut_cause_host(d, diags) \
-            or _wrapping_host(d, typed) \
-            or _chained_host(d, diags) \
+            or _caused_host(d, diags) or _same_exception_host(d, diags, known, entry_call) \
+            or _cut_cause_host(d, diags) or _wrapping_host(d, typed) or _chained_host(d, diags) \
             or _introduced_host(d, typed + raised) or _piece_host(d, diags) or _deeper_piece_host(d, placed) \
             or _cut_finding_host(d, diags)
         if h is not None:
@@ -1228,7 +1233,6 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             r = root(id(d))
             if r != id(d) and id(d) in into:
                 out[r] = _absorb(out[r], d)
-    _ENTRY_SEEN.clear()
     _OUTER_SEEN.clear()
     return [out[id(d)] for d in diags if id(d) not in into]
 

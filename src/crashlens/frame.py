@@ -137,58 +137,59 @@ _BAR = recache.compile(r"\| ")
 _ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 # Every prefix a log line can carry, in the order they are tried: (characters a line must start with
-# for the prefix to be possible, its pattern, what it tells). A line sheds prefixes until none matches,
-# so stacked ones (docker time, Ray tag, vLLM tag, vLLM level, torch rank, glog) all come off.
-# torch 2.1-2.2's logger (`[date time,ms] [0/0] name: [LEVEL]`) comes before SGLang's bracket, which
-# would half-match it.
-_PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("0123456789", _DOCKER_TS, "wrapper"),
-    (" \t", _INDENTED_LOG, "wrapper"),
-    (" [", _SGR_REMNANT, "wrapper"),
-    (_ALNUM, _COMPOSE, "wrapper"),
-    (_ALNUM, _NIX, "wrapper"),
-    ("E", _PYTEST_E, "pytest"),
-    (">", _QUOTE, "wrapper"),
-    ("0123456789[", _MPI, "mpi"),
-    (" (", _RAY, "ray"),
-    ("(", _RAY_ACTOR, "ray-actor"),
-    (" (", _VLLM_TAG, "process"),
-    (" ", _VIEWER_PIPE, "wrapper"),
-    ("DIWEC", _VLLM_LEVEL, "level"),
-    ("DIWEC", _PYLOGGING, "pylogging"),
-    ("VIWEC", _GLOG, "glog"),
-    (".\u2026", _GLOG_ELIDED, "glog"),
-    (_ALNUM + "_", _PREFIX_TAIL, "wrapper"),
-    ("[", _KUBECTL, "wrapper"),
-    ("[", _BRACKET_TS, "wrapper"),
-    ("ADFJMNOS", _JOURNALD, "wrapper"),
-    ("[", _PYLOG_OLD, "pylog"),
-    ("T", _DYNAMO_OLD_LOG, "level"),
-    ("[", _VLLM_STAGE, "process"),
-    ("[", _SGLANG, "sglang"),
-    ("[", _TORCH_RANK, "torch-rank"),
-    ("[", _ELASTIC_ROLE, "elastic-role"),
-    ("[", _CLOCK, "wrapper"),
-    ("|", _BAR, "wrapper"),
+# for the prefix to be possible, its pattern, what it tells, whether it is a prefix only on a paste's
+# first line). A line sheds prefixes until none matches, so stacked ones (docker time, Ray tag, vLLM tag,
+# vLLM level, torch rank, glog) all come off. torch 2.1-2.2's logger (`[date time,ms] [0/0] name: [LEVEL]`)
+# comes before SGLang's bracket, which would half-match it. The tail of a cut prefix (`_PREFIX_TAIL`) is
+# one only on a paste's first line: further on, such a line is the rest of the line before it, cut by a
+# terminal's wrap inside its prefix, and is joined back to it (traceback.Rewrap).
+_PREFIXES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
+    ("0123456789", _DOCKER_TS, "wrapper", False),
+    (" \t", _INDENTED_LOG, "wrapper", False),
+    (" [", _SGR_REMNANT, "wrapper", False),
+    (_ALNUM, _COMPOSE, "wrapper", False),
+    (_ALNUM, _NIX, "wrapper", False),
+    ("E", _PYTEST_E, "pytest", False),
+    (">", _QUOTE, "wrapper", False),
+    ("0123456789[", _MPI, "mpi", False),
+    (" (", _RAY, "ray", False),
+    ("(", _RAY_ACTOR, "ray-actor", False),
+    (" (", _VLLM_TAG, "process", False),
+    (" ", _VIEWER_PIPE, "wrapper", False),
+    ("DIWEC", _VLLM_LEVEL, "level", False),
+    ("DIWEC", _PYLOGGING, "pylogging", False),
+    ("VIWEC", _GLOG, "glog", False),
+    (".\u2026", _GLOG_ELIDED, "glog", False),
+    (_ALNUM + "_", _PREFIX_TAIL, "wrapper", True),
+    ("[", _KUBECTL, "wrapper", False),
+    ("[", _BRACKET_TS, "wrapper", False),
+    ("ADFJMNOS", _JOURNALD, "wrapper", False),
+    ("[", _PYLOG_OLD, "pylog", False),
+    ("T", _DYNAMO_OLD_LOG, "level", False),
+    ("[", _VLLM_STAGE, "process", False),
+    ("[", _SGLANG, "sglang", False),
+    ("[", _TORCH_RANK, "torch-rank", False),
+    ("[", _ELASTIC_ROLE, "elastic-role", False),
+    ("[", _CLOCK, "wrapper", False),
+    ("|", _BAR, "wrapper", False),
 )
 
 
 # The prefixes a line may start with, by its first character, in _PREFIXES's order; and the same without
-# _PREFIX_TAIL (for every line but a paste's first). Every line of a crash is framed, some several times,
-# and trying the 27 prefixes one by one in Python was the framing's largest cost.
+# the first-line-only ones (for every line but a paste's first). Every line of a crash is framed, some
+# several times, and trying the 27 prefixes one by one in Python was the framing's largest cost.
 _BY_FIRST: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
-    c: tuple((pattern, what) for first, pattern, what in _PREFIXES if c in first)
-    for c in {c for first, _, _ in _PREFIXES for c in first}
+    c: tuple((pattern, what) for first, pattern, what, _ in _PREFIXES if c in first)
+    for c in {c for first, *_ in _PREFIXES for c in first}
 }
 _BY_FIRST_LATER: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
-    c: tuple((pattern, what) for pattern, what in got if pattern is not _PREFIX_TAIL) for c, got in _BY_FIRST.items()
+    c: tuple((pattern, what) for first, pattern, what, only_first in _PREFIXES if c in first and not only_first)
+    for c in _BY_FIRST
 }
 
 
 def _next_prefix(text: str, first_line: bool = False) -> tuple[str, re.Match[str]] | None:
-    """The prefix the line starts with, if any: (what it is, its match). The tail of a cut prefix
-    (`_PREFIX_TAIL`) is one only on a paste's first line: further on, such a line is the rest of the line
-    before it, cut by a terminal's wrap inside its prefix, and is joined back to it (traceback.Rewrap)."""
+    """The prefix the line starts with, if any: (what it is, its match)."""
     for pattern, what in (_BY_FIRST if first_line else _BY_FIRST_LATER).get(text[0], ()):
         m = pattern.match(text)
         if m is not None:
