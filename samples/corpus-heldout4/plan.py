@@ -1,5 +1,5 @@
 """The fourth held-out recordings: programs in samples/repro/heldout_rec4, how each is run, and what a fix
-must name there (data only; the vocabulary and the Repro record are samples/corpus/plan.py's).
+must name there (data only; the vocabulary, the Repro record and heldout_batch are samples/corpus/plan.py's).
 
 Written apart from the main corpus's reproducers and from the first three held-out sets (samples/repro/heldout_rec,
 heldout_rec2, heldout_rec3), for a figure crashlens was not developed on: array.array("q") of a shape,
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "corpus"))
 
-from plan import DISABLE, EAGER_TOO, GUARD, MOVE, OPAQUE, Repro  # noqa: E402,F401
+from plan import DISABLE, EAGER_TOO, GUARD, MOVE, OPAQUE, Repro, heldout_batch  # noqa: E402,F401
 
 # per-call work: moving it out of the compiled region is right, "compute it once" is not
 OUTSIDE = ("outside the compiled", "out of the compiled", "outside forward", "outside torch.compile",
@@ -29,25 +29,9 @@ OUTSIDE = ("outside the compiled", "out of the compiled", "outside forward", "ou
 # a value constant per process (a config scale, a frozen config, a layer name, the thread count): compute it once,
 # before compile
 ONCE = MOVE + ("precompute", "module level")
-GB = {"TORCH_LOGS": "graph_breaks"}
-RUN = "heldout_rec4/run.py"
 LIB = "heldout_rec4/site-packages/fastrope/"
 
-
-def _p(module: str, name: str | None = None, *, fullgraph: bool = True, marker: str | None = None,
-       culprit_file: str | None = None, **kw) -> Repro:
-    name = name or module.replace("_", "-")
-    argv = (RUN, module) + (() if fullgraph else ("--no-fullgraph",))
-    culprit = (culprit_file or f"heldout_rec4/{module}.py", marker) if marker else None
-    return Repro(name=name, argv=argv, fullgraph=fullgraph, culprit=culprit, **kw)
-
-
-def _both(module: str, marker: str, culprit_file: str | None = None, **kw) -> list[Repro]:
-    """The fullgraph=True crash, and the fullgraph=False run that graph-breaks and goes on."""
-    stem = module.replace("_", "-")
-    return [_p(module, marker=marker, culprit_file=culprit_file, **kw),
-            _p(module, f"{stem}-gb", fullgraph=False, env=GB, kind="warnings", marker=marker,
-               culprit_file=culprit_file, **kw)]
+_p, _both = heldout_batch("heldout_rec4")
 
 
 REPROS: list[Repro] = [
