@@ -90,6 +90,12 @@ _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
     r"\[(?P<level>[A-Z]+)\] ?"
 )
+# The same with its timestamp cut by the paste (`torch._dynamo.utils: [WARNING] Unsupported: ...`): only a
+# torch.compile logger's name then says it is a prefix.
+_PYLOG_HEADLESS = recache.compile(
+    r"(?P<name>(?:torch\._(?:dynamo|inductor)|torchdynamo|torchinductor)(?:\.\w+)*?)(?:\.__(?P<artifact>\w+))?: "
+    r"\[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?"
+)
 
 # A log line indented as a whole (a paste inside a markdown list or a quoted reply): the blanks before a
 # server's or torch's own line prefix (torchrun's `[rank0]:` too), which no traceback line starts with.
@@ -158,6 +164,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("[", _BRACKET_TS, "wrapper"),
     ("ADFJMNOS", _JOURNALD, "wrapper"),
     ("[", _PYLOG_OLD, "pylog"),
+    ("t", _PYLOG_HEADLESS, "pylog"),
     ("T", _DYNAMO_OLD_LOG, "level"),
     ("[", _SGLANG, "sglang"),
     ("[", _TORCH_RANK, "torch-rank"),
@@ -276,6 +283,12 @@ _DIGIT_RUN = recache.compile(r"\d+")
 _QUOTED_EXC = recache.compile(r"['\"](?=torch\._(?:dynamo|inductor)\.exc\.[A-Z]\w*: )")
 
 
+# A frame line with the reporter's prose in front (`The error is:  File "/p/x.py", line 3, in f`, `... here I
+# get "  File "C:\\...", line 139, in g`): the prose, then the frame as the traceback printed it.
+# Prose has words: a mark that leads a frame (the guard's user stack `- File ...`, a comment's `# File`) is none.
+_GLUED_FRAME = recache.compile(r'^(?P<prose>\s*[^\s#].*?[A-Za-z]{2}.*?)\s*(?P<frame>File "[^"]+", line \d+, in [\w<>.]+)\s*$')
+
+
 def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
     """The logical lines one physical line holds, framed (all with the physical line's number).
 
@@ -289,6 +302,10 @@ def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
     first = frame_line(source, lineno, raw)
     if ".exc." in raw and "torch._" in raw:
         first = _quoted_value(first)
+    if first.text.count('File "') == 1 and not first.text.lstrip().startswith('File "'):
+        glued = _GLUED_FRAME.match(first.text)
+        if glued is not None:  # prose the reporter wrote before a traceback's first frame, on its line
+            return [_with_text(first, glued["prose"], 0), _with_text(first, glued["frame"], 0)]
     if len(raw) < MIN_JOINED:
         return [first]
     text = strip_controls(raw)
