@@ -116,3 +116,24 @@ def test_a_failed_guard_line_alone_names_the_users_line_it_came_from():
     c = diags[0].culprit
     assert (c.file, c.line, c.function) == (
         "diffusers/models/transformers/auraflow_transformer_2d.py", 85, "pe_selection_index_based_on_dim")
+
+
+# -- an application's logged error record that names the exception it caught ------------------------------
+
+def test_the_logging_cookbook_format_comes_off_and_its_error_names_the_exception():
+    from crashlens.frame import frame_line
+    line = frame_line("x", 1, "2025-10-30 21:54:45,628 - lib.pipeline_manager - ERROR - Failed: OSError: boom")
+    assert (line.logger, line.level, line.text) == ("lib.pipeline_manager", "ERROR", "Failed: OSError: boom")
+    # `Failed to load pipeline X: CalledProcessError: Command '['/usr/bin/gcc', ...cuda_utils.c...]'`, then
+    # dynamo's footer: Triton's launcher build failed (Python.h missing just above): the toolchain's fix
+    diags = _dynamo("case-033.log")
+    assert [d.signature for d in diags] == ["inductor-toolchain-failed"]
+    assert "python3-dev" in _first_fix(diags[0])
+
+
+def test_prose_before_an_exception_name_is_still_prose_outside_a_logged_error():
+    from crashlens.catalog import get_catalog
+    from crashlens.pipeline import scan_lines
+    _, diags = scan_lines("x", iter(["We then saw: CalledProcessError: Command '['/usr/bin/gcc']' returned 1",
+                                     'Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace']), get_catalog([]))
+    assert [d.signature for d in diags if d.family == "dynamo"] != ["inductor-toolchain-failed"]

@@ -51,6 +51,9 @@ _MPI = recache.compile(r"(?:(?P<rank>\d{1,4}): |\[\d+,(?P<rank2>\d+)\]<std(?:out
 _QUOTE = recache.compile(r">(?: |$)")
 # Python logging's default format: `CRITICAL:torch._inductor.scheduler:Error in codegen ...`.
 _PYLOGGING = recache.compile(r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*):")
+# The logging cookbook's `%(asctime)s - %(name)s - %(levelname)s - %(message)s` (many applications' own format).
+_PYLOGGING_ASCTIME = recache.compile(
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - (?P<logger>[A-Za-z_][\w.]*) - (?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) - ")
 _VLLM_TAG = recache.compile(r" ?\((?P<proc>[A-Za-z][\w ]*?(?: rank=\d+)?|[A-Za-z][\w]*) pid=\d+\) ?")
 _VLLM_LEVEL = recache.compile(
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
@@ -157,6 +160,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str], ...] = (
     (" ", _VIEWER_PIPE, "wrapper"),
     ("DIWEC", _VLLM_LEVEL, "level"),
     ("DIWEC", _PYLOGGING, "pylogging"),
+    ("0123456789", _PYLOGGING_ASCTIME, "pylogging"),
     ("VIWEC", _GLOG, "glog"),
     (".\u2026", _GLOG_ELIDED, "glog"),
     (_ALNUM + "_", _PREFIX_TAIL, "wrapper"),

@@ -1163,8 +1163,11 @@ class _Stream:
             return False
         lead = em.group("lead") or None
         t = em.group("type")
-        if lead and "." not in t:
-            return False  # "something: ValueError" is prose, not an exception line
+        if lead and "." not in t and not (line.level in ("ERROR", "CRITICAL") and line.record_start and em.group("msg")
+                                          and t.endswith(("Error", "Exception"))):
+            # "something: ValueError" is prose, not an exception line; but an application's logged error
+            # record names the exception it caught after its own words (`Failed to load X: OSError: msg`)
+            return False
         if lead is None and not ("." in t or _DYNAMO_TYPE.search(t) or t.endswith(("Error", "Exception"))):
             return False
         d = self._start("partial", line, lead=_clean_lead(lead))
