@@ -1289,8 +1289,8 @@ def _tb_kind(line: LogLine) -> str:
     """A traceback inside WARNING records of torch's own loggers (glog `W1201 ... torch/_dynamo/convert_frame.py:N]`
     on every line) was logged by a run that went on: suppress_errors' `WON'T CONVERT ... due to:` and the
     error it swallowed. It stays a finding, not the crash that ended the run, when a paste cut the header."""
-    at = line.logged_at or ""
-    return "warning" if line.level == "WARNING" and at.startswith("torch/") else "traceback"
+    at = (line.logged_at or "").replace("\\", "/")  # glog names the file from site-packages up on some installs
+    return "warning" if line.level == "WARNING" and (at.startswith("torch/") or "/torch/" in at) else "traceback"
 
 
 def _guard_error_header(d: _Draft) -> bool:
