@@ -142,3 +142,22 @@ def test_prose_before_an_exception_name_is_still_prose_outside_a_logged_error():
     _, diags = scan_lines("x", iter(["We then saw: CalledProcessError: Command '['/usr/bin/gcc']' returned 1",
                                      'Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace']), get_catalog([]))
     assert [d.signature for d in diags if d.family == "dynamo"] != ["inductor-toolchain-failed"]
+
+
+# -- a first frame whose head the reporter elided; numpy math on a Python number -------------------------
+
+def test_a_frame_with_its_head_elided_is_still_the_frame_and_numpy_scalar_math_says_math():
+    # `the error is .......diffusers/models/transformers/transformer_flux.py", line 519, in forward`, then
+    # `int(np.ceil(interval_control))` and dynamo's banners (the reporter's fix: math.ceil)
+    diags = _dynamo("case-005.log")
+    assert len(diags) == 1
+    c = diags[0].culprit
+    assert (c.file, c.line, c.function) == ("diffusers/models/transformers/transformer_flux.py", 519, "forward")
+    assert diags[0].signature == "numpy-scalar-math"
+    assert "math.ceil" in diags[0].fixes[0].title
+
+
+def test_an_elided_path_inside_prose_is_no_frame_without_its_line_and_function():
+    from crashlens.evidence import FRAME_ELIDED
+    assert FRAME_ELIDED.match('see .../x/model.py", line 3, in f') is not None
+    assert FRAME_ELIDED.match("see .../x/model.py for the details") is None

@@ -59,6 +59,10 @@ class Rule:
 TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
 FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
 USER_CODE = recache.compile(r"^\s*from user code:\s*$")
+# A traceback's first frame line whose head the reporter replaced by dots, prose before it (`the error is
+# .......diffusers/models/x.py", line 519, in forward`): the path's tail, its line and function are intact.
+FRAME_ELIDED = recache.compile(
+    r'^(?:.*?\s)?(?:\.{3,}|\u2026)(?P<file>[^\s"]+\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # A frame line a terminal or viewer wrapped at its width: `File "/p/convert_frame.py", li` (the rest, `ne 715, in
 # compile_inner`, on the next line without the line prefix), or cut inside the path. Tried after FRAME.
 FRAME_CUT = recache.compile(r'^\s*File "[^"]*(?:"(?:,[ \w,]*)?)?$')
@@ -240,6 +244,7 @@ RULES: tuple[Rule, ...] = (
     # holds costs its filter)
     Rule("frame", (b"File ",), FRAME, first=" \tF"),
     Rule("frame-cut", (b"File ",), FRAME_CUT, first=" \tF"),  # ... whose first frame line was wrapped
+    Rule("frame-elided", (b'", line ',), FRAME_ELIDED),  # ... whose first frame's head was elided
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
     # a traceback whose header was wrapped (after ipython-header: IPython's has no colon)
     Rule("traceback-cut", (b"Traceback",), TB_START_CUT),

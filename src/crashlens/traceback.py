@@ -1384,6 +1384,7 @@ _STATES = {
 _OPENERS = {
     "traceback": _Stream._open_traceback,
     "frame": _Stream._open_frame,
+    "frame-elided": _Stream._open_frame,
     "frame-cut": _Stream._open_frame_cut,
     "traceback-cut": _Stream._open_traceback,
     "ipython-header": _Stream._open_ipython,
