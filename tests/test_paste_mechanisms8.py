@@ -59,8 +59,9 @@ def test_prose_glued_before_the_first_frame_is_split_off():
     lines = frame_physical("x", 1, 'Or more precisely :  File "C:\\p\\torch\\_dynamo\\eval_frame.py", line 375, in check_if_dynamo_supported')
     assert [ln.text for ln in lines] == ["Or more precisely :",
                                          'File "C:\\p\\torch\\_dynamo\\eval_frame.py", line 375, in check_if_dynamo_supported']
-    # a mark leading a frame is no prose (the guard's user stack)
+    # a mark leading a frame is no prose (the guard's user stack), nor is a wrapped log prefix's rest
     assert len(frame_physical("x", 1, '    -   File "/p/m.py", line 10, in f')) == 1
+    assert len(frame_physical("x", 2, 'multiproc_executor.py:671]   File "/p/sampling.py", line 24, in sa')) == 1
 
 
 def test_a_traceback_pasted_indented_keeps_its_exception_line_and_windows_is_refused_up_front():

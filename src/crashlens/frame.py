@@ -289,8 +289,10 @@ _QUOTED_EXC = recache.compile(r"['\"](?=torch\._(?:dynamo|inductor)\.exc\.[A-Z]\
 
 # A frame line with the reporter's prose in front (`The error is:  File "/p/x.py", line 3, in f`, `... here I
 # get "  File "C:\\...", line 139, in g`): the prose, then the frame as the traceback printed it.
-# Prose has words: a mark that leads a frame (the guard's user stack `- File ...`, a comment's `# File`) is none.
-_GLUED_FRAME = recache.compile(r'^(?P<prose>\s*[^\s#].*?[A-Za-z]{2}.*?)\s*(?P<frame>File "[^"]+", line \d+, in [\w<>.]+)\s*$')
+# Prose has words: a mark that leads a frame (the guard's user stack `- File ...`, a comment's `# File`) is none,
+# and so is the rest of a log prefix a terminal wrapped (`multiproc_executor.py:671]   File ...`: Rewrap's).
+_GLUED_FRAME = recache.compile(
+    r'^(?P<prose>\s*[^\s#].*?[A-Za-z]{2}.*?\S)(?<!\])\s*(?P<frame>File "[^"]+", line \d+, in [\w<>.]+)\s*$')
 
 
 def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
