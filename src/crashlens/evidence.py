@@ -59,6 +59,10 @@ class Rule:
 TB_START = recache.compile(r"^(?P<lead>.*?)Traceback \(most recent call last\):\s*$")
 FRAME = recache.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*?)\s*$')
 USER_CODE = recache.compile(r"^\s*from user code:\s*$")
+# A traceback's first frame line whose head the reporter replaced by dots, prose before it (`the error is
+# .......diffusers/models/x.py", line 519, in forward`): the path's tail, its line and function are intact.
+FRAME_ELIDED = recache.compile(
+    r'^(?:.*?\s)?(?:\.{3,}|\u2026)(?P<file>[^\s"]+\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # A frame line a terminal or viewer wrapped at its width: `File "/p/convert_frame.py", li` (the rest, `ne 715, in
 # compile_inner`, on the next line without the line prefix), or cut inside the path. Tried after FRAME.
 FRAME_CUT = recache.compile(r'^\s*File "[^"]*(?:"(?:,[ \w,]*)?)?$')
@@ -156,6 +160,16 @@ _FAKE_RUN_FAILED = recache.compile(
 # `str(e)`, a paste that starts inside the message); only explanations that name Dynamo (most do: "Dynamo does
 # not support ...", "Dynamo developers have intentionally marked ...").
 _DYNAMO_EXPLANATION = recache.compile(r"^Explanation: (?P<t>.*?\bDynamo .*)$")
+# The same message's `Developer debug context:` section (2.6+'s unimplemented_v2; only dynamo writes these words),
+# its exception line and explanation out of view.
+_DYNAMO_DEBUG_CONTEXT = recache.compile(r"^Developer debug context: (?P<t>\S.*)$")
+# One failed guard of guards.py's recompile log (TORCH_LOGS=recompiles, 2.2-2.13), its `Recompiling function`
+# header out of view: `- 0/0: GUARD  # SOURCE  # FILE:LINE in FUNC (torch's frame)`; the comment names the
+# user's line the guard came from (symbolic shapes' guards, and other guards with a user stack).
+GUARD_FAILURE = recache.compile(
+    r"^\s*- (?:\d+/\d+: )?(?P<guard>\S.*?)\s+# (?:.*\s# )?(?P<file>[^\s#()]+\.py):(?P<line>\d+) in (?P<func>[\w<>.]+)"
+    r"(?: \([^()]*\))?\s*$"
+)
 # pytest's short test summary: `FAILED tests/test_x.py::test_y - torch._dynamo.exc.Unsupported: ...`
 _PYTEST_SUMMARY = recache.compile(r"^(?:FAILED|ERROR) (?P<test>\S+) - (?P<rest>\S.*)$")
 # Messages only torch.compile's stack writes, quoted anywhere in a line with their type and traceback lost: an
@@ -200,8 +214,15 @@ def _torch_compile_logger(line: LogLine) -> bool:
     lg = line.logger or ""
     if line.level in ("ERROR", "CRITICAL"):
         ok = lg.startswith(DYNAMO_PACKAGES)
+    elif line.level != "WARNING":
+        ok = False
+    elif lg in ("torch._dynamo.convert_frame", "torchdynamo.convert_frame"):
+        ok = True
     else:
-        ok = line.level == "WARNING" and lg in ("torch._dynamo.convert_frame", "torchdynamo.convert_frame")
+        # dynamo's warning of what it is about to reject (2.0-2.2 utils.wrap_fake_exception: `Unsupported: {reason}
+        # with fake tensor propagation.`, then it raises Unsupported): named, or by the file a glog line names
+        ok = line.text.startswith("Unsupported: ") and (
+            lg.startswith(("torch._dynamo", "torchdynamo")) or "torch/_dynamo/" in (line.logged_at or "").replace("\\", "/"))
     return ok and not line.text.startswith(BENIGN_TORCH_LOG)
 
 
@@ -210,6 +231,15 @@ def _torch_compile_glog_error(line: LogLine) -> bool:
     them as a compile fails (triton_heuristics' `Triton compilation failed` and the kernel's source)."""
     return line.level in ("ERROR", "CRITICAL") and line.logger is None and line.logged_at is not None and \
         _COMPILE_LOG_FILE.search(line.logged_at) is not None and not line.text.lstrip().startswith(BENIGN_TORCH_LOG)
+
+
+def _inductor_error_log(line: LogLine) -> bool:
+    """An ERROR record of a torch._inductor logger: named (Python logging) or by the file a glog line names."""
+    if line.level not in ("ERROR", "CRITICAL"):
+        return False
+    if line.logger:
+        return line.logger.startswith(("torch._inductor", "torchinductor"))
+    return "torch/_inductor/" in (line.logged_at or "").replace("\\", "/")
 
 
 def _finding_logger(line: LogLine) -> bool:
@@ -246,6 +276,7 @@ RULES: tuple[Rule, ...] = (
     # holds costs its filter)
     Rule("frame", (b"File ",), FRAME, first=" \tF"),
     Rule("frame-cut", (b"File ",), FRAME_CUT, first=" \tF"),  # ... whose first frame line was wrapped
+    Rule("frame-elided", (b'", line ',), FRAME_ELIDED),  # ... whose first frame's head was elided
     Rule("ipython-header", (b"Traceback",), _IPY_HEADER),  # before "frame": its frames look alike
     # a traceback whose header was wrapped (after ipython-header: IPython's has no colon)
     Rule("traceback-cut", (b"Traceback",), TB_START_CUT),
@@ -273,14 +304,21 @@ RULES: tuple[Rule, ...] = (
     # `Dynamo ` is also the marker of the rules below that name Dynamo: one slot of the native locator's 64
     Rule("explain", (b"Dynamo ", b"Break Reason "), EXPLAIN, first=" DB", on_stripped=True),
     Rule("recompiling", (b"Recompiling function",), _RECOMPILING, first="R"),
+    Rule("guard-failure", (b"__recompiles",), GUARD_FAILURE, first=" \t-", in_prefix=True,
+         when=lambda line: line.artifact == "recompiles"),
     Rule("fake-run-failed", (b"Dynamo ", b"Failed running call_"), _FAKE_RUN_FAILED, first="DF"),
     Rule("graph-break-warning", (b": UserWarning: Graph break",), _GB_WARNING),
     Rule("dynamo-explanation", (b"Dynamo ",), _DYNAMO_EXPLANATION, first=" \tE", on_stripped=True),
+    Rule("dynamo-debug-context", (b"Developer debug context: ",), _DYNAMO_DEBUG_CONTEXT, first=" \tD", on_stripped=True),
     # The summary's exception part holds one of the exception rule's markers (a type ending in Error,
     # Exception or Unsupported, or a dotted name, which the prefilter finds without a marker).
     Rule("pytest-summary", (b"FAILED ", b"ERROR "), _PYTEST_SUMMARY, first="FE", covered_by="exception"),
     # inductor's scheduler logs this (CRITICAL) just before it raises, in any log format
     Rule("codegen-error", (b"Error in codegen for ",), recache.compile(r"^Error in codegen for (?P<msg>.*)$"), first="E"),
+    # inductor's log of a Triton kernel that did not compile (runtime/triton_heuristics.py's log.exception,
+    # 2.4-2.13: the kernel's name, its source, its metadata, then the traceback), just before it raises
+    Rule("triton-compile-failed", (b"Triton compilation failed",),
+         recache.compile(r"^Triton compilation failed: (?P<msg>.*)$"), first="T", when=_inductor_error_log),
     # Python logging's default format, and torch 2.0-2.2's own (`[2023-03-20 07:29:05,653]
     # torch._inductor.graph: [ERROR] Error from lowering`)
     Rule("torch-log", (b"ERROR:torch._", b"CRITICAL:torch._", b"WARNING:torch._dynamo.convert_frame:",
@@ -335,6 +373,9 @@ class MachineryFrame:
 
     def holds(self, f: Frame) -> bool:
         p = f.file.replace("\\", "/")
+        if "/torchdynamo/" in p or "/torchinductor/" in p:
+            # the 2022 standalone packages: the same modules, before they moved into torch
+            p = p.replace("/torchdynamo/", "/torch/_dynamo/").replace("/torchinductor/", "/torch/_inductor/")
         if self.path not in p:
             return False
         # IPython prints qualified names (`_compile.<locals>.compile_inner`, `ConvertFrame.__call__`)
@@ -357,6 +398,11 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     # the fake-tensor run of each traced op (all releases): only tracing calls these
     *(MachineryFrame("torch/_dynamo/utils.py", fn) for fn in ("get_fake_value", "run_node", "wrap_fake_exception")),
     MachineryFrame("torch/_dynamo/output_graph.py", "call_user_compiler"),
+    # the wrappers dynamo calls the backend through, with the captured graph (compile only, 2.1-2.13):
+    # the minifier's WrapBackendDebug, and torch.compile's backend wrappers (inductor's, a named backend's)
+    MachineryFrame("torch/_dynamo/repro/after_dynamo.py", "__call__"),
+    MachineryFrame("torch/__init__.py", "__call__", "return compile_fx("),
+    MachineryFrame("torch/__init__.py", "__call__", "return self.compiler_fn("),
     MachineryFrame("torch/_dynamo/output_graph.py", "_call_user_compiler"),
     # compile_wrapper also runs every call of the compiled code (2.8+): only its re-raise of a
     # compile error is evidence.
@@ -383,6 +429,10 @@ COMPILE_MACHINERY: tuple[MachineryFrame, ...] = (
     MachineryFrame("torch/_inductor/scheduler.py"),
     MachineryFrame("torch/_inductor/codegen/"),
     MachineryFrame("torch/_inductor/codecache.py", "load_by_key_path"),  # the generated module's import
+    # inductor's C++ toolchain (finding the compiler, the CPU ISA check, building generated C++): only a
+    # compile (or AOT package) of generated code runs them, cpp_builder 2.4-2.13, cpu_vec_isa 2.5-2.13
+    MachineryFrame("torch/_inductor/cpp_builder.py"),
+    MachineryFrame("torch/_inductor/cpu_vec_isa.py"),
     # AOTAutograd's compile of the joint / forward graph (2.0-2.1's one aot_autograd.py; 2.2+'s
     # jit_compile_runtime_wrappers / dispatch_and_compile_graph, 2.13's graph_capture) and the forward /
     # backward compilers compile_fx hands it: each runs once per graph, never on a call of the compiled code

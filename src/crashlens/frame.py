@@ -51,6 +51,9 @@ _MPI = recache.compile(r"(?:(?P<rank>\d{1,4}): |\[\d+,(?P<rank2>\d+)\]<std(?:out
 _QUOTE = recache.compile(r">(?: |$)")
 # Python logging's default format: `CRITICAL:torch._inductor.scheduler:Error in codegen ...`.
 _PYLOGGING = recache.compile(r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL):(?P<logger>[A-Za-z_][\w.]*):")
+# The logging cookbook's `%(asctime)s - %(name)s - %(levelname)s - %(message)s` (many applications' own format).
+_PYLOGGING_ASCTIME = recache.compile(
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - (?P<logger>[A-Za-z_][\w.]*) - (?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) - ")
 _VLLM_TAG = recache.compile(r" ?\((?P<proc>[A-Za-z][\w ]*?(?: rank=\d+)?|[A-Za-z][\w]*) pid=\d+\) ?")
 _VLLM_LEVEL = recache.compile(
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? "
@@ -94,6 +97,12 @@ _PREFIX_TAIL = recache.compile(r"[A-Za-z_][\w.-]{0,80}\.py:\d+\](?: |$)")
 _PYLOG_OLD = recache.compile(  # torch 2.1-2.2 graph-break logger
     r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\] (?:\[[\d/_]+\] )?(?P<name>[\w.]+?)(?:\.__(?P<artifact>\w+))?: "
     r"\[(?P<level>[A-Z]+)\] ?"
+)
+# The same with its timestamp cut by the paste (`torch._dynamo.utils: [WARNING] Unsupported: ...`): only a
+# torch.compile logger's name then says it is a prefix.
+_PYLOG_HEADLESS = recache.compile(
+    r"(?P<name>(?:torch\._(?:dynamo|inductor)|torchdynamo|torchinductor)(?:\.\w+)*?)(?:\.__(?P<artifact>\w+))?: "
+    r"\[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?"
 )
 
 # A log line indented as a whole (a paste inside a markdown list or a quoted reply): the blanks before a
@@ -158,6 +167,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
     (" ", _VIEWER_PIPE, "wrapper", False),
     ("DIWEC", _VLLM_LEVEL, "level", False),
     ("DIWEC", _PYLOGGING, "pylogging", False),
+    ("0123456789", _PYLOGGING_ASCTIME, "pylogging", False),
     ("VIWEC", _GLOG, "glog", False),
     (".\u2026", _GLOG_ELIDED, "glog", False),
     (_ALNUM + "_", _PREFIX_TAIL, "wrapper", True),
@@ -165,6 +175,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str], str, bool], ...] = (
     ("[", _BRACKET_TS, "wrapper", False),
     ("ADFJMNOS", _JOURNALD, "wrapper", False),
     ("[", _PYLOG_OLD, "pylog", False),
+    ("t", _PYLOG_HEADLESS, "pylog", False),
     ("T", _DYNAMO_OLD_LOG, "level", False),
     ("[", _VLLM_STAGE, "process", False),
     ("[", _SGLANG, "sglang", False),
@@ -291,6 +302,14 @@ _DIGIT_RUN = recache.compile(r"\d+")
 _QUOTED_EXC = recache.compile(r"['\"](?=torch\._(?:dynamo|inductor)\.exc\.[A-Z]\w*: )")
 
 
+# A frame line with the reporter's prose in front (`The error is:  File "/p/x.py", line 3, in f`, `... here I
+# get "  File "C:\\...", line 139, in g`): the prose, then the frame as the traceback printed it.
+# Prose has words: a mark that leads a frame (the guard's user stack `- File ...`, a comment's `# File`) is none,
+# and so is the rest of a log prefix a terminal wrapped (`multiproc_executor.py:671]   File ...`: Rewrap's).
+_GLUED_FRAME = recache.compile(
+    r'^(?P<prose>\s*[^\s#].*?[A-Za-z]{2}.*?\S)(?<!\])\s*(?P<frame>File "[^"]+", line \d+, in [\w<>.]+)\s*$')
+
+
 def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
     """The logical lines one physical line holds, framed (all with the physical line's number).
 
@@ -304,6 +323,10 @@ def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
     first = frame_line(source, lineno, raw)
     if ".exc." in raw and "torch._" in raw:
         first = _quoted_value(first)
+    if first.text.count('File "') == 1 and not first.text.lstrip().startswith('File "'):
+        glued = _GLUED_FRAME.match(first.text)
+        if glued is not None:  # prose the reporter wrote before a traceback's first frame, on its line
+            return [_with_text(first, glued["prose"], 0), _with_text(first, glued["frame"], 0)]
     if len(raw) < MIN_JOINED:
         return [first]
     text = strip_controls(raw)

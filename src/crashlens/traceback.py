@@ -17,6 +17,7 @@ from .evidence import (
     TB_START_CUT,
     GB_HEADER,
     GUARD_ERROR,
+    GUARD_FAILURE,
     IPY_FRAME,
     IPY_OLD_FRAME,
     IPY_SOURCE,
@@ -37,6 +38,7 @@ from .evidence import (
     may_be_evidence,
     points_elsewhere,
 )
+from .culprit import is_torch
 from .frame import frame_line
 from .records import CrashRecord, DynamoReport, ExceptionBlock, Frame, LogLine
 
@@ -55,6 +57,10 @@ _CAUSE = "The above exception was the direct cause of the following exception:"
 _CONTEXT = "During handling of the above exception, another exception occurred:"
 # An exception line inside a traceback: `pkg.mod.Type: message` or a bare `Type`.
 _EXC_IN_TB = recache.compile(r"^(?P<type>[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (?P<msg>.*))?)?\s*$")
+# The exception line of a traceback pasted indented as a whole (under a source line indented deeper):
+# only a name that says it is an exception type, so that a multi-line source line is never one.
+_INDENTED_EXC = recache.compile(
+    r"^(?P<type>(?:[a-z_]\w*\.)*_?[A-Z]\w*(?:Error|Exception|Unsupported|BackendCompilerFailed))(?::(?: (?P<msg>.*))?)?$")
 _DYNAMO_TYPE = recache.compile(
     r"(?:^|\.)(?:Unsupported|UserError|TorchRuntimeError|InternalTorchDynamoError|BackendCompilerFailed|"
     r"InductorError|UncapturedHigherOrderOpError|Observed\w*|RestartAnalysis|SkipFrame|"
@@ -165,6 +171,7 @@ class _Draft:
     gb_header_only: bool = False  # the only frame is the graph-break header's location
     evidence: str | None = None  # the evidence kind that opened it, when not an exception line (evidence.py)
     ipython: bool = False  # IPython's traceback format (numbered source lines)
+    source_indent: int = 0  # the indentation of the last frame's source line
     # the type IPython's header names (`InternalTorchDynamoError    Traceback (most recent call last)`): the
     # exception's, when a paste is cut before its exception line
     header_type: str | None = None
@@ -448,6 +455,8 @@ class _Stream:
         if frames and frames[-1].source is None:
             f = frames[-1]
             frames[-1] = Frame(f.file, f.line, f.function, text.strip())
+            if d is not None:
+                d.source_indent = len(text) - len(text.lstrip())
 
     def _exception_line(self, d: _Draft, m: re.Match[str]) -> None:
         b = d.block()
@@ -531,6 +540,10 @@ class _Stream:
         if stripped.startswith("- ") and d.user_frames:
             # the failed guard's user stack (`    -   File "x.py", line 10, in f` / `    -     src`)
             fm = FRAME.match(stripped[1:])
+            gm = GUARD_FAILURE.match(stripped) if fm is None and d.gb_header_only else None
+            if gm is not None and not is_torch(gm.group("file")):
+                # the guard's source comment names the user's line it came from, until a user stack does
+                d.user_frames[:] = [Frame(gm.group("file"), int(gm.group("line")), gm.group("func"))]
             if fm:
                 if d.gb_header_only:
                     d.user_frames.clear()
@@ -619,6 +632,11 @@ class _Stream:
             if stripped == "..." or _CARET.match(text):
                 self.last_kind = "source" if self.prev_kind in ("frame", "source") else ""
                 return True
+            if self.prev_kind == "source" and len(text) - len(text.lstrip()) < d.source_indent:
+                em = _INDENTED_EXC.match(stripped)
+                if em:  # a paste indented as a whole: its exception line is indented, less than the source
+                    self._exception_line(d, em)
+                    return True
             self._add_source(d.block().frames, text)
             return True
         if stripped.startswith(("[...", "...")) or d.ipython and _COLLAPSED_FRAMES.match(stripped):
@@ -928,6 +946,14 @@ class _Stream:
         d.dynamo_body = d.structured = True
         return True
 
+    def _open_dynamo_debug_context(self, line: LogLine, m: re.Match[str]) -> bool:
+        # the same message's last section, the lines above it out of view or not recognised
+        d = self._open("partial", line, BODY, section="context")
+        d.new_block()
+        d.debug_context.append(m.group("t"))
+        d.dynamo_body = d.structured = True
+        return True
+
     def _open_wont_convert(self, line: LogLine, m: re.Match[str]) -> bool:
         # suppress_errors turned the failure into this warning: the run goes on, eagerly. The header
         # names the function dynamo gave up on (its first line), the outermost frame of what it traced.
@@ -1095,6 +1121,14 @@ class _Stream:
         d.new_block().message_lines.append(line.text.strip())
         return True
 
+    def _open_guard_failure(self, line: LogLine, m: re.Match[str]) -> bool:
+        # a recompile whose header is out of view: the failed guard's source comment is the user's line
+        d = self._open("warning", line, WARN, lead=line.text.strip(), evidence="recompiling")
+        d.dynamo_body = True
+        d.user_frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func")))
+        d.new_block().message_lines.append(line.text.strip())
+        return True
+
     def _open_pytest_summary(self, line: LogLine, m: re.Match[str]) -> bool:
         em = exception_match(m.group("rest"))
         if em is None or em.group("lead") or not _looks_like_exception(em.group("type")):
@@ -1153,8 +1187,11 @@ class _Stream:
             return False
         lead = em.group("lead") or None
         t = em.group("type")
-        if lead and "." not in t:
-            return False  # "something: ValueError" is prose, not an exception line
+        if lead and "." not in t and not (line.level in ("ERROR", "CRITICAL") and line.record_start and em.group("msg")
+                                          and t.endswith(("Error", "Exception"))):
+            # "something: ValueError" is prose, not an exception line; but an application's logged error
+            # record names the exception it caught after its own words (`Failed to load X: OSError: msg`)
+            return False
         if lead is None and not ("." in t or _DYNAMO_TYPE.search(t) or t.endswith(("Error", "Exception"))):
             return False
         d = self._start("partial", line, lead=_clean_lead(lead))
@@ -1276,8 +1313,8 @@ def _tb_kind(line: LogLine) -> str:
     """A traceback inside WARNING records of torch's own loggers (glog `W1201 ... torch/_dynamo/convert_frame.py:N]`
     on every line) was logged by a run that went on: suppress_errors' `WON'T CONVERT ... due to:` and the
     error it swallowed. It stays a finding, not the crash that ended the run, when a paste cut the header."""
-    at = line.logged_at or ""
-    return "warning" if line.level == "WARNING" and at.startswith("torch/") else "traceback"
+    at = (line.logged_at or "").replace("\\", "/")  # glog names the file from site-packages up on some installs
+    return "warning" if line.level == "WARNING" and (at.startswith("torch/") or "/torch/" in at) else "traceback"
 
 
 def _guard_error_header(d: _Draft) -> bool:
@@ -1371,6 +1408,7 @@ _STATES = {
 _OPENERS = {
     "traceback": _Stream._open_traceback,
     "frame": _Stream._open_frame,
+    "frame-elided": _Stream._open_frame,
     "frame-cut": _Stream._open_frame_cut,
     "traceback-cut": _Stream._open_traceback,
     "ipython-header": _Stream._open_ipython,
@@ -1389,6 +1427,8 @@ _OPENERS = {
     "compile-message": _Stream._open_compile_message,
     "torch-glog": _Stream._open_torch_log,
     "dynamo-explanation": _Stream._open_dynamo_explanation,
+    "guard-failure": _Stream._open_guard_failure,
+    "dynamo-debug-context": _Stream._open_dynamo_debug_context,
     "fake-run-failed": _Stream._open_fake_run_failed,
     "recompile-limit": _Stream._open_recompile_limit,
     "recompile-body": _Stream._open_recompile_body,
@@ -1399,6 +1439,7 @@ _OPENERS = {
     "recompiling": _Stream._open_recompiling,
     "pytest-summary": _Stream._open_pytest_summary,
     "torch-log": _Stream._open_torch_log,
+    "triton-compile-failed": _Stream._open_torch_log,
     "finding-log": _Stream._open_torch_log,
     "codegen-error": _Stream._open_torch_log,
     "minifier": _Stream._open_minifier,
