@@ -306,6 +306,9 @@ _QUOTED_EXC = recache.compile(r"['\"](?=torch\._(?:dynamo|inductor)\.exc\.[A-Z]\
 # get "  File "C:\\...", line 139, in g`): the prose, then the frame as the traceback printed it.
 # Prose has words: a mark that leads a frame (the guard's user stack `- File ...`, a comment's `# File`) is none,
 # and so is the rest of a log prefix a terminal wrapped (`multiproc_executor.py:671]   File ...`: Rewrap's).
+# An exception's own message that quotes a stack (cudagraph trees' `Error: ... Stack trace: File ...`) is no
+# prose: the frame is part of that message.
+_QUOTING_EXC = recache.compile(r"\b\w*(?:Error|Exception): ")
 _GLUED_FRAME = recache.compile(
     r'^(?P<prose>\s*[^\s#].*?[A-Za-z]{2}.*?\S)(?<!\])\s*(?P<frame>File "[^"]+", line \d+, in [\w<>.]+)\s*$')
 
@@ -325,7 +328,8 @@ def frame_physical(source: str, lineno: int, raw: str) -> list[LogLine]:
         first = _quoted_value(first)
     if first.text.count('File "') == 1 and not first.text.lstrip().startswith('File "'):
         glued = _GLUED_FRAME.match(first.text)
-        if glued is not None:  # prose the reporter wrote before a traceback's first frame, on its line
+        if glued is not None and _QUOTING_EXC.search(glued["prose"]) is None:
+            # prose the reporter wrote before a traceback's first frame, on its line
             return [_with_text(first, glued["prose"], 0), _with_text(first, glued["frame"], 0)]
     if len(raw) < MIN_JOINED:
         return [first]
