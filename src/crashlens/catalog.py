@@ -49,9 +49,10 @@ FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "
 # Conditions a fix can put on the crash (`when = { culprit_owner = [...], call_shape = [...], torch = ">=2.4" }`).
 WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too", "dynamo_hint", "callee_below"}
 # What a 2.7+ `Hint:` line of dynamo's message is (context.toml [[hints]]; a hint no row names is "advice"):
-# advice the user can follow; "eager-error" (the code would raise uncompiled too); "generic" (it only says not to
-# make the call it rejected, "Avoid calling `X`": a fix that names where and how to do without it comes first);
-# "unsafe" (a setting dynamo itself says may give wrong results: never the first fix); "dynamo-bug"; "no-advice"
+# advice the user can follow; "eager-error" (the code would raise uncompiled too); "generic" (it only says
+# not to make the call it rejected, "Avoid calling `X`": a fix that names where and how to do without it
+# comes first); "unsafe" (a setting dynamo itself says may give wrong results: never the first fix);
+# "dynamo-bug"; "no-advice"
 # (report it if frequent, hard to debug, fundamental, caused by an earlier break); "forbidden" (advice crashlens
 # never gives as a fix: fullgraph=False, suppress_errors, disabling compilation).
 HINT_KINDS = ("eager-error", "advice", "generic", "unsafe", "dynamo-bug", "no-advice", "forbidden")

@@ -255,11 +255,13 @@ def _applies(f: FixTemplate, ctx: Context) -> bool:
 
 def _suppress_holds(rule: LibraryRule, t: Targets) -> bool:
     """Whether a library rule's `suppress` applies: always, or with `suppress_inside` only where a frame the
-    rule matched is an outer frame of the culprit (the culprit runs inside a traced functools cache, so computing
-    its value once changes nothing); a culprit line that calls into that frame moves the whole call out."""
+    rule matched is an outer frame of the culprit (the culprit runs inside a traced functools cache, so
+    computing its value once changes nothing); a culprit line that calls into that frame moves the whole
+    call out."""
     if not rule.suppress_inside or t.culprit is None:
         return True
-    at = next((i for i, f in enumerate(t.chain) if (f.file, f.line) == (t.culprit.file, t.culprit.line)), None)
+    here = (t.culprit.file, t.culprit.line)
+    at = next((i for i, f in enumerate(t.chain) if (f.file, f.line) == here), None)
     if at is None:
         return True
     pats = [p for key, ps in rule.matcher.all_rules() if key == "frames" for p in ps]
