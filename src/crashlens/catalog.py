@@ -49,10 +49,13 @@ FIX_KEYS = {"rank", "kind", "title", "detail", "contexts", "servers", "modes", "
 # Conditions a fix can put on the crash (`when = { culprit_owner = [...], call_shape = [...], torch = ">=2.4" }`).
 WHEN_KEYS = {"culprit_owner", "call_shape", "torch", "eager_too", "dynamo_hint", "callee_below"}
 # What a 2.7+ `Hint:` line of dynamo's message is (context.toml [[hints]]; a hint no row names is "advice"):
-# advice the user can follow; "eager-error" (the code would raise uncompiled too); "dynamo-bug"; "no-advice"
+# advice the user can follow; "eager-error" (the code would raise uncompiled too); "generic" (it only says
+# not to make the call it rejected, "Avoid calling `X`": a fix that names where and how to do without it
+# comes first); "unsafe" (a setting dynamo itself says may give wrong results: never the first fix);
+# "dynamo-bug"; "no-advice"
 # (report it if frequent, hard to debug, fundamental, caused by an earlier break); "forbidden" (advice crashlens
 # never gives as a fix: fullgraph=False, suppress_errors, disabling compilation).
-HINT_KINDS = ("eager-error", "advice", "dynamo-bug", "no-advice", "forbidden")
+HINT_KINDS = ("eager-error", "advice", "generic", "unsafe", "dynamo-bug", "no-advice", "forbidden")
 CULPRIT_OWNERS = {"user", "third-party", "torch", "unknown"}
 # What the call site does with the value (context.toml [[call_shapes]]); "tensor" when none says otherwise.
 CALL_SHAPES = {"control-flow", "lazy-setup", "non-tensor", "per-call-data", "module-call", "tensor"}
@@ -200,6 +203,9 @@ class LibraryRule:
     priority: int
     path: str
     suppress: tuple[str, ...] = ()  # kinds of generic fixes that do not work where this rule applies
+    # `suppress` holds only where the culprit runs inside the frames the rule matched (one of them is an outer
+    # frame of the culprit's): a culprit whose own line calls into them can still move that call out
+    suppress_inside: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,6 +531,13 @@ def _int(d: dict[str, Any], key: str, default: int, where: str, low: int = -10_0
     v = d.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
         raise CatalogError(f"{where}: field '{key}' must be an integer from {low} to {high}, got {v!r}")
+    return v
+
+
+def _bool(d: dict[str, Any], key: str, where: str, default: bool = False) -> bool:
+    v = d.get(key, default)
+    if not isinstance(v, bool):
+        raise CatalogError(f"{where}: field '{key}' must be true or false, got {v!r}")
     return v
 
 
@@ -939,6 +952,7 @@ def load_library(path: Path) -> list[LibraryRule]:
                 priority=_int(r, "priority", 50, rw),
                 path=w,
                 suppress=_fix_kinds(r.get("suppress", []), f"{rw}.suppress"),
+                suppress_inside=_bool(r, "suppress_inside", rw),
             )
         )
     return out

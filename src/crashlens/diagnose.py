@@ -253,6 +253,21 @@ def _applies(f: FixTemplate, ctx: Context) -> bool:
     return not (f.modes and (ctx.mode or "none") not in f.modes)
 
 
+def _suppress_holds(rule: LibraryRule, t: Targets) -> bool:
+    """Whether a library rule's `suppress` applies: always, or with `suppress_inside` only where a frame the
+    rule matched is an outer frame of the culprit (the culprit runs inside a traced functools cache, so
+    computing its value once changes nothing); a culprit line that calls into that frame moves the whole
+    call out."""
+    if not rule.suppress_inside or t.culprit is None:
+        return True
+    here = (t.culprit.file, t.culprit.line)
+    at = next((i for i, f in enumerate(t.chain) if (f.file, f.line) == here), None)
+    if at is None:
+        return True
+    pats = [p for key, ps in rule.matcher.all_rules() if key == "frames" for p in ps]
+    return any(search(p, f"{f.file}:{f.function}") for f in t.chain[:at] for p in pats)
+
+
 def _hard_requirement(key: str) -> bool:
     """A value no prose can stand in for: the server's flag, a version the fix names."""
     return key == "server.off_flag" or key.startswith("version.")
@@ -383,7 +398,8 @@ def build(
     hints = dynamo_hints(record, cat)
     if record.dynamo is not None and record.dynamo.gb_type:
         values["dynamo.gb_type"] = record.dynamo.gb_type.strip()
-    advice = [h for k, h in hints if k == "advice"]
+    # dynamo's advice, else its generic or risky advice (offered after the fixes that name the place)
+    advice = [h for k, h in hints if k == "advice"] or [h for k, h in hints if k in ("generic", "unsafe")]
     if advice:
         values["dynamo.hint"] = advice[0]
         values["dynamo.hints"] = "\n".join(f"    {h}" for h in advice)
@@ -402,7 +418,7 @@ def build(
                 lib_kinds.add(f.kind)
                 mine.add(key)
         offered |= mine
-    suppressed = {k for rule in libs for k in rule.suppress}
+    suppressed = {k for rule in libs if _suppress_holds(rule, t) for k in rule.suppress}
     for f in sig.fixes:
         if f.kind in suppressed:
             continue  # the library rule knows this kind of fix does not work here
@@ -1120,15 +1136,18 @@ def _subsequence(part: tuple[Frame, ...], chain: tuple[Frame, ...]) -> bool:
 
 def _elided_host(d: Diagnosis, hosts: list[Diagnosis]) -> Diagnosis | None:
     """The fuller copy of a traceback that a paste's elision ("...") cut frames out of: the same finding,
-    the same innermost frame, and its frames are the fuller copy's, in order, with a run of them missing."""
+    the same innermost frame, and its frames are the fuller copy's, in order, with a run of them missing.
+    The fuller copy may have lost its exception line to another elision (a server's re-raise of str(e) cut
+    inside its `from user code:` block, then the traceback cut before its exception line): its frames say
+    it is the same crash."""
     if len(d.chain) < 2 or not d.fatal or not d.occurrences:
         return None
     fit: list[Diagnosis] = []
     for e in hosts:
         if e is d or not e.fatal or e.signature != d.signature or len(e.chain) <= len(d.chain) \
                 or (e.chain[-1].file, e.chain[-1].line) != (d.chain[-1].file, d.chain[-1].line) \
-                or (e.exception != d.exception and not (
-                    e.exception and d.exception and _same_exception_line(e.exception, d.exception))) \
+                or (e.exception != d.exception and e.exception is not None and not (
+                    d.exception and _same_exception_line(e.exception, d.exception))) \
                 or not _subsequence(d.chain, e.chain):
             continue
         fit.append(e)
