@@ -145,9 +145,10 @@ def test_recorded_corpus_is_what_build_makes_of_the_recordings(tmp_path):
 
 
 @pytest.mark.parametrize("set_name", ["pastes", "pastes-heldout", "pastes-heldout2", "pastes-heldout3",
-                                      "pastes-heldout4", "pastes-heldout5", "pastes-heldout6"])
+                                      "pastes-heldout4", "pastes-heldout5", "pastes-heldout6",
+                                      "pastes-heldout7", "pastes-heldout8"])
 def test_real_pastes_hold_the_baseline(set_name):
-    """samples/pastes, pastes-heldout ... pastes-heldout6: real bug-report fragments (verbatim,
+    """samples/pastes, pastes-heldout ... pastes-heldout8: real bug-report fragments (verbatim,
     with their source URLs), scored like the corpus; the suite fails when a figure drops below the set's baseline.json."""
     scorer = _corpus_module("score")
     folder = Path(__file__).resolve().parents[1] / "samples" / set_name
@@ -166,7 +167,7 @@ def _heldout() -> Path:
     return Path(__file__).resolve().parents[1] / "samples" / "corpus-heldout"
 
 
-@pytest.mark.parametrize("set_name", ["corpus-heldout", "corpus-heldout2", "corpus-heldout3"])
+@pytest.mark.parametrize("set_name", ["corpus-heldout", "corpus-heldout2", "corpus-heldout3", "corpus-heldout4"])
 def test_heldout_recordings_hold_their_baseline(set_name):
     scorer = _corpus_module("score")
     here = _heldout().parent / set_name
