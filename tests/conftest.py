@@ -81,6 +81,24 @@ def paste_scanner(folder: str) -> Callable[[str], Any]:
     return scan
 
 
+def scan_document(path: Path) -> list[dict[str, Any]]:
+    """The crashlens/v1 JSON diagnoses of one log read by path (a recording or a built case)."""
+    from crashlens.cli.scan import run_scan
+    from crashlens.render.json import document
+
+    return document(run_scan((str(path),), (), audit=False, jobs=1))["diagnoses"]
+
+
+def recorded_fatal(raw: Path, tmp_path: Path, version: str, name: str) -> dict[str, Any]:
+    """The one fatal diagnosis of a recording, `<raw>/t<version>/<name>.log.gz`, unpacked into tmp_path."""
+    import gzip
+
+    log = tmp_path / "run.log"
+    log.write_bytes(gzip.decompress((raw / f"t{version}" / f"{name}.log.gz").read_bytes()))
+    (d,) = [d for d in scan_document(log) if d["fatal"]]
+    return d
+
+
 def fix_titles(diag: Any) -> list[str]:
     """A diagnosis's fixes, by title, best first."""
     return [f.title for f in diag.fixes]

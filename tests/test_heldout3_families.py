@@ -4,28 +4,22 @@ samples/corpus-heldout3/misses.md. Each test reads a recorded log by path."""
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES
-from crashlens.cli.scan import run_scan
-from crashlens.render.json import document
+from conftest import SAMPLES, recorded_fatal, scan_document
 
 RAW = SAMPLES / "corpus-heldout3" / "raw"
 CASES = SAMPLES / "corpus-heldout3" / "cases"
 
 
 def _doc(path: Path) -> list[dict]:
-    return document(run_scan((str(path),), (), audit=False, jobs=1))["diagnoses"]
+    return scan_document(path)
 
 
 def _fatal(tmp_path: Path, version: str, name: str) -> dict:
-    log = tmp_path / "run.log"
-    log.write_bytes(gzip.decompress((RAW / f"t{version}" / f"{name}.log.gz").read_bytes()))
-    (d,) = [d for d in _doc(log) if d["fatal"]]
-    return d
+    return recorded_fatal(RAW, tmp_path, version, name)
 
 
 def _first(d: dict) -> str:

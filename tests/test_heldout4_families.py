@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES
-from crashlens.cli.scan import run_scan
-from crashlens.render.json import document
+from conftest import SAMPLES, recorded_fatal, scan_document
 
 RAW = SAMPLES / "corpus-heldout4" / "raw"
 CASES = SAMPLES / "corpus-heldout4" / "cases"
@@ -19,14 +17,11 @@ REPRO = SAMPLES / "repro" / "heldout_rec4"
 
 
 def _doc(path: Path) -> list[dict]:
-    return document(run_scan((str(path),), (), audit=False, jobs=1))["diagnoses"]
+    return scan_document(path)
 
 
 def _fatal(tmp_path: Path, version: str, name: str) -> dict:
-    log = tmp_path / "run.log"
-    log.write_bytes(gzip.decompress((RAW / f"t{version}" / f"{name}.log.gz").read_bytes()))
-    (d,) = [d for d in _doc(log) if d["fatal"]]
-    return d
+    return recorded_fatal(RAW, tmp_path, version, name)
 
 
 def _marker_line(rel: str, marker: str) -> int:

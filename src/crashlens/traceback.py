@@ -940,17 +940,16 @@ class _Stream:
     def _open_dynamo_explanation(self, line: LogLine, m: re.Match[str]) -> bool:
         # A dynamo message without its exception line (`print(e)` of a caught Unsupported, a paste that starts
         # inside it): its 2.7+ sections say what dynamo rejected, `from user code:` may follow.
-        d = self._open("partial", line, BODY, section="explanation")
-        d.new_block()
-        d.explanation.append(m.group("t"))
-        d.dynamo_body = d.structured = True
-        return True
+        return self._open_dynamo_section(line, "explanation", m.group("t"))
 
     def _open_dynamo_debug_context(self, line: LogLine, m: re.Match[str]) -> bool:
         # the same message's last section, the lines above it out of view or not recognised
-        d = self._open("partial", line, BODY, section="context")
+        return self._open_dynamo_section(line, "context", m.group("t"))
+
+    def _open_dynamo_section(self, line: LogLine, section: str, text: str) -> bool:
+        d = self._open("partial", line, BODY, section=section)
         d.new_block()
-        d.debug_context.append(m.group("t"))
+        (d.explanation if section == "explanation" else d.debug_context).append(text)
         d.dynamo_body = d.structured = True
         return True
 
