@@ -235,11 +235,9 @@ def _torch_compile_glog_error(line: LogLine) -> bool:
 
 def _inductor_error_log(line: LogLine) -> bool:
     """An ERROR record of a torch._inductor logger: named (Python logging) or by the file a glog line names."""
-    if line.level not in ("ERROR", "CRITICAL"):
-        return False
     if line.logger:
-        return line.logger.startswith(("torch._inductor", "torchinductor"))
-    return "torch/_inductor/" in (line.logged_at or "").replace("\\", "/")
+        return line.level in ("ERROR", "CRITICAL") and line.logger.startswith(("torch._inductor", "torchinductor"))
+    return _torch_compile_glog_error(line)
 
 
 def _finding_logger(line: LogLine) -> bool:
