@@ -1205,8 +1205,16 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     """One crash, one report: a re-raise that quotes a crash (a dynamo one first), an exception-less piece
     of a crash (its banner, frames or log line, cut from the rest), and the cause printed apart from the
     exception it led to, are occurrences of that crash."""
-    # before any copy is asked whether it names a place; only within the log that showed it
+    # before any copy is asked whether it names a place; only within the log that showed it, and emptied
+    # however the fold ends
     _OUTER_SEEN.update((o.source, *k) for d in diags for k in d.outer for o in d.occurrences)
+    try:
+        return _fold(diags)
+    finally:
+        _OUTER_SEEN.clear()
+
+
+def _fold(diags: list[Diagnosis]) -> list[Diagnosis]:
     typed = [d for d in diags if _typed_dynamo(d)]
     # any other crash a server quotes (SGLang's `Piecewise CUDA Graph failed with error: <str(e)>` beside the
     # ImportError's own traceback): a typed exception with its frames
@@ -1216,7 +1224,6 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
     # where no copy kept its exception line: the pieces that still say where dynamo failed
     placed = [d for d in diags if d.family == "dynamo" and d.fatal and d.exception is None and not _placeless(d)]
     if len(diags) < 2:
-        _OUTER_SEEN.clear()
         return diags
     out = {id(d): d for d in diags}
     into: dict[int, int] = {}
@@ -1252,7 +1259,6 @@ def _fold_reraises(diags: list[Diagnosis]) -> list[Diagnosis]:
             r = root(id(d))
             if r != id(d) and id(d) in into:
                 out[r] = _absorb(out[r], d)
-    _OUTER_SEEN.clear()
     return [out[id(d)] for d in diags if id(d) not in into]
 
 
